@@ -1,0 +1,17 @@
+package io.lockstep;
+
+/**
+ * A promise a provider makes in {@link ProviderInfo#capabilities()}. The compatibility kit runs the
+ * tests of every claimed capability and fails the provider if a claim is false; tests of capabilities
+ * that are not claimed are skipped.
+ */
+public enum Capability {
+    /** Leases carry fencing tokens, strictly increasing across holders of the same lock. */
+    FENCING,
+    /** A lease that is not renewed ends on the backend after its lease time. */
+    LEASE_EXPIRY,
+    /** {@link Lease#extend(java.time.Duration)} sets a new lease time. */
+    EXTEND,
+    /** Waiters are woken by the backend when the lock is released, not only by polling. */
+    NOTIFIED_WAIT
+}

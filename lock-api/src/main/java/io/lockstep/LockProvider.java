@@ -1,0 +1,42 @@
+package io.lockstep;
+
+import java.util.Optional;
+
+/**
+ * One live connection to a lock backend.
+ *
+ * <p>Thread-safe: one provider serves every thread of a process. Closing it closes the backend
+ * connection; leases still held are not released by {@code close()} and expire on the backend by
+ * their lease time (or end with the backend session).
+ *
+ * <p>Under faults: a backend that cannot be reached never yields a lease; both methods throw
+ * {@link BackendUnavailableException} instead (fail closed).
+ */
+public interface LockProvider extends AutoCloseable {
+
+    /**
+     * Tries to take the lock named {@code name}, waiting at most {@code options.waitTime()}.
+     *
+     * @return the lease, or empty when another holder kept the lock for the whole wait
+     * @throws IllegalArgumentException if the name is not a valid lock name ({@link LockNames})
+     * @throws BackendUnavailableException if the backend could not be reached
+     */
+    Optional<Lease> tryAcquire(String name, LeaseOptions options);
+
+    /**
+     * Takes the lock named {@code name}, waiting at most {@code options.waitTime()}.
+     *
+     * @return the lease
+     * @throws LockTimeoutException if another holder kept the lock for the whole wait
+     * @throws IllegalArgumentException if the name is not a valid lock name ({@link LockNames})
+     * @throws BackendUnavailableException if the backend could not be reached
+     */
+    Lease acquire(String name, LeaseOptions options);
+
+    /** What this provider is and what it claims; the compatibility kit checks every claim. */
+    ProviderInfo info();
+
+    /** Closes the connection to the backend. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,33 @@
+package io.lockstep.internal;
+
+import io.github.resilience4j.core.IntervalFunction;
+import io.github.resilience4j.retry.Retry;
+import io.github.resilience4j.retry.RetryConfig;
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.LockRuntime;
+import java.util.function.Supplier;
+
+/**
+ * Runs backend operations with resilience4j retry: transient {@link BackendUnavailableException}s are
+ * retried with exponential backoff and jitter; anything else fails at once. Backend operations are
+ * idempotent per owner token (see {@link io.lockstep.spi.LockBackend}), so a retry is safe.
+ */
+public final class BackendCalls {
+
+    private final Retry retry;
+
+    /** Calls for one provider, with the runtime's retry settings. */
+    public BackendCalls(String providerName, LockRuntime runtime) {
+        RetryConfig config = RetryConfig.custom()
+                .maxAttempts(runtime.retryAttempts())
+                .intervalFunction(IntervalFunction.ofExponentialRandomBackoff(runtime.retryBackoff(), 2.0, 0.5))
+                .retryOnException(e -> e instanceof BackendUnavailableException b && b.isTransient())
+                .build();
+        this.retry = Retry.of("lockstep-" + providerName, config);
+    }
+
+    /** Runs {@code operation}, retrying transient failures; rethrows the last failure. */
+    public <T> T call(Supplier<T> operation) {
+        return retry.executeSupplier(operation);
+    }
+}
