@@ -1,0 +1,259 @@
+package io.lockstep.tck.servers;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A real server process on loopback that the kit started and controls: stop, pause (SIGSTOP), resume
+ * (SIGCONT), kill (SIGKILL) and restart on the same port. Not thread-safe; one test drives it.
+ */
+public abstract class LocalServer implements AutoCloseable {
+
+    private final String executable;
+    private final String installHint;
+    private final Path workDir;
+    private int port;
+    private @Nullable Process process;
+
+    /**
+     * @param executable the program to find on PATH
+     * @param installHint the command that installs it, for the failure message
+     */
+    protected LocalServer(String executable, String installHint) {
+        this.executable = executable;
+        this.installHint = installHint;
+        try {
+            this.workDir = Files.createTempDirectory("lockstep-" + executable + "-");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        this.workDir.toFile().deleteOnExit();
+    }
+
+    /** The command line that starts the server on {@code port} in {@code workDir}. */
+    protected abstract List<String> command(String executable, int port, Path workDir);
+
+    /** Whether the server answers on {@code port} (a protocol-level ping). */
+    protected abstract boolean answers(int port);
+
+    /**
+     * Starts the server on a free ephemeral port and waits until it answers.
+     *
+     * @throws IllegalStateException naming the install command if the executable is not on PATH
+     */
+    public final synchronized LocalServer startProcess() {
+        if (process != null && process.isAlive()) {
+            return this;
+        }
+        String path = findOnPath(executable)
+                .orElseThrow(() -> new IllegalStateException(
+                        executable + " was not found on PATH; install it with: " + installHint));
+        for (int attempt = 1; ; attempt++) {
+            port = freePort();
+            try {
+                launch(path);
+                return this;
+            } catch (IllegalStateException e) {
+                if (attempt == 3) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** The loopback host. */
+    public String host() {
+        return "127.0.0.1";
+    }
+
+    /** The port the server listens on (kept across restarts). */
+    public int port() {
+        return port;
+    }
+
+    /** The server's process id. */
+    public synchronized long pid() {
+        return requireProcess().pid();
+    }
+
+    /** Whether the process runs (possibly paused). */
+    public synchronized boolean isRunning() {
+        return process != null && process.isAlive();
+    }
+
+    /** Freezes the server with SIGSTOP: connections stay open, nothing is answered. */
+    public synchronized void pause() {
+        signal("STOP");
+    }
+
+    /** Resumes a paused server with SIGCONT. */
+    public synchronized void resume() {
+        signal("CONT");
+    }
+
+    /** Kills the server with SIGKILL, losing whatever it kept in memory. */
+    public synchronized void kill() {
+        Process p = requireProcess();
+        p.destroyForcibly();
+        waitFor(p);
+        process = null;
+    }
+
+    /** Starts the server again on the same port after {@link #kill()} or {@link #close()}. */
+    public synchronized void restart() {
+        if (isRunning()) {
+            kill();
+        }
+        launch(findOnPath(executable).orElseThrow());
+    }
+
+    /** Stops the server (SIGTERM, then SIGKILL after 5 s). Idempotent. */
+    @Override
+    public synchronized void close() {
+        Process p = process;
+        if (p == null) {
+            return;
+        }
+        signalQuietly(p, "CONT"); // a paused server cannot act on SIGTERM
+        p.destroy();
+        try {
+            if (!p.waitFor(5, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                waitFor(p);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            p.destroyForcibly();
+        }
+        process = null;
+    }
+
+    /** The directory the server keeps its files in. */
+    protected Path workDir() {
+        return workDir;
+    }
+
+    private void launch(String path) {
+        ProcessBuilder builder = new ProcessBuilder(command(path, port, workDir))
+                .directory(workDir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(workDir.resolve("server.log").toFile());
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            throw new IllegalStateException("could not start " + path + ": " + e.getMessage(), e);
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(executable + " exited at start on port " + port + ": " + log());
+            }
+            if (canConnect(port) && answers(port)) {
+                return;
+            }
+            sleepBriefly();
+        }
+        close();
+        throw new IllegalStateException(executable + " did not answer on port " + port + " within 20 s: " + log());
+    }
+
+    private String log() {
+        try {
+            String text = Files.readString(workDir.resolve("server.log"));
+            return text.length() > 2000 ? text.substring(text.length() - 2000) : text;
+        } catch (IOException e) {
+            return "(no log)";
+        }
+    }
+
+    private Process requireProcess() {
+        if (process == null || !process.isAlive()) {
+            throw new IllegalStateException(executable + " on port " + port + " is not running");
+        }
+        return process;
+    }
+
+    private void signal(String signal) {
+        Process p = requireProcess();
+        if (!signalQuietly(p, signal)) {
+            throw new IllegalStateException("kill -" + signal + " " + p.pid() + " failed");
+        }
+    }
+
+    private static boolean signalQuietly(Process p, String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
+                    .redirectErrorStream(true)
+                    .start();
+            return kill.waitFor(5, TimeUnit.SECONDS) && kill.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static void waitFor(Process p) {
+        try {
+            p.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private boolean canConnect(int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host(), port), 200);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void sleepBriefly() {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while starting a server", e);
+        }
+    }
+
+    /** A free TCP port on loopback, chosen by the kernel. */
+    public static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The absolute path of {@code executable} on PATH (or in /usr/sbin and /usr/bin), if any. */
+    public static Optional<String> findOnPath(String executable) {
+        String pathVar = System.getenv().getOrDefault("PATH", "");
+        String searched = pathVar + File.pathSeparator + "/usr/sbin" + File.pathSeparator + "/usr/bin";
+        for (String dir : searched.split(File.pathSeparator)) {
+            if (dir.isEmpty()) {
+                continue;
+            }
+            File candidate = new File(dir, executable);
+            if (candidate.isFile() && candidate.canExecute()) {
+                return Optional.of(candidate.getAbsolutePath());
+            }
+        }
+        return Optional.empty();
+    }
+}

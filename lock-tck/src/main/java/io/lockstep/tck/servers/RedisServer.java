@@ -1,0 +1,93 @@
+package io.lockstep.tck.servers;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A {@code redis-server} on loopback with an ephemeral port, keeping nothing on disk unless asked
+ * (Debian package {@code redis-server}).
+ *
+ * <pre>{@code
+ * try (RedisServer redis = RedisServer.start()) {
+ *     LockProvider locks = Locks.open(redis.uri());
+ * }
+ * }</pre>
+ */
+public final class RedisServer extends LocalServer {
+
+    /** The command that installs the server on Debian. */
+    public static final String INSTALL = "apt-get install -y redis-server";
+
+    private final List<String> extraArgs;
+
+    private RedisServer(List<String> extraArgs) {
+        super("redis-server", INSTALL);
+        this.extraArgs = List.copyOf(extraArgs);
+    }
+
+    /** Starts a server that keeps nothing on disk. */
+    public static RedisServer start() {
+        return startWith(List.of());
+    }
+
+    /**
+     * Starts a server with extra arguments, for example {@code List.of("--appendonly", "yes",
+     * "--appendfsync", "always")} for one that survives a restart.
+     */
+    public static RedisServer startWith(List<String> extraArgs) {
+        RedisServer server = new RedisServer(extraArgs);
+        server.startProcess();
+        return server;
+    }
+
+    /** {@code redis://127.0.0.1:<port>}. */
+    public String uri() {
+        return "redis://" + host() + ":" + port();
+    }
+
+    @Override
+    protected List<String> command(String executable, int port, Path workDir) {
+        List<String> command = new ArrayList<>(List.of(
+                executable,
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--dir",
+                workDir.toString(),
+                "--protected-mode",
+                "no"));
+        command.addAll(extraArgs);
+        return command;
+    }
+
+    @Override
+    protected boolean answers(int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host(), port), 500);
+            socket.setSoTimeout(500);
+            OutputStream out = socket.getOutputStream();
+            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            byte[] reply = new byte[7];
+            int n = in.readNBytes(reply, 0, 7);
+            return new String(reply, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
