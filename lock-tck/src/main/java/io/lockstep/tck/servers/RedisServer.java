@@ -83,9 +83,9 @@ public final class RedisServer extends LocalServer {
             out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
             out.flush();
             InputStream in = socket.getInputStream();
-            byte[] reply = new byte[7];
-            int n = in.readNBytes(reply, 0, 7);
-            return new String(reply, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG");
+            int first = in.read();
+            // +PONG, or -NOAUTH from a server that requires a password: either way it is serving.
+            return first == '+' || first == '-';
         } catch (IOException e) {
             return false;
         }
