@@ -1,0 +1,134 @@
+package io.lockstep.redis;
+
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.LockRuntime;
+import io.lockstep.ProviderInfo;
+import io.lockstep.redis.internal.RedisBackend;
+import io.lockstep.spi.BackendLockProvider;
+import java.util.Objects;
+import java.util.Optional;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * Locks on one Redis server, or a Redis Cluster when given a {@code JedisCluster}.
+ *
+ * <p>Acquire is one Lua script: {@code SET key token NX PX ttl} and {@code INCR} of the lock's fence
+ * counter, atomically; release is compare-and-delete and announces the release on pub/sub so waiters
+ * wake at once; extend is compare-and-{@code PEXPIRE}. Lock names are only ever passed as KEYS/ARGV.
+ *
+ * <p>Tier {@link io.lockstep.StrengthTier#BEST_EFFORT}: exclusion survives a holder crash (the key
+ * expires), not a failover to a replica that missed the write, nor a restart of a server without
+ * {@code appendfsync always}; after such a restart fences start again from the persisted counter, or
+ * from zero without persistence. Thread-safe.
+ *
+ * <pre>{@code
+ * try (LockProvider locks = RedisLockProvider.builder(new JedisPooled("localhost", 6379)).build()) { ... }
+ * }</pre>
+ */
+public final class RedisLockProvider implements LockProvider {
+
+    /** The default key prefix. */
+    public static final String DEFAULT_KEY_PREFIX = "lockstep:";
+
+    private final BackendLockProvider<RedisBackend.Handle> delegate;
+
+    private RedisLockProvider(Builder b) {
+        RedisBackend backend = new RedisBackend(b.jedis, b.closeClient, b.keyPrefix, b.where);
+        this.delegate = new BackendLockProvider<>(backend, b.runtime);
+    }
+
+    /** A builder over {@code jedis} ({@code JedisPooled} for one server, {@code JedisCluster} for a cluster). */
+    public static Builder builder(UnifiedJedis jedis) {
+        return new Builder(jedis);
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(String name, LeaseOptions options) {
+        return delegate.tryAcquire(name, options);
+    }
+
+    @Override
+    public Lease acquire(String name, LeaseOptions options) {
+        return delegate.acquire(name, options);
+    }
+
+    @Override
+    public ProviderInfo info() {
+        return delegate.info();
+    }
+
+    /** Stops the release subscription, and closes the client if {@link Builder#closeClient} was set. */
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
+    @Override
+    public String toString() {
+        return delegate.toString();
+    }
+
+    /** Builds a {@link RedisLockProvider}. */
+    public static final class Builder {
+        private final UnifiedJedis jedis;
+        private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private LockRuntime runtime = LockRuntime.defaults();
+        private boolean closeClient;
+        private String where = "(client supplied)";
+
+        private Builder(UnifiedJedis jedis) {
+            this.jedis = Objects.requireNonNull(jedis, "jedis");
+        }
+
+        /**
+         * The prefix of every key (default {@value #DEFAULT_KEY_PREFIX}): at most 64 characters, no
+         * braces (they would break cluster hash tags) and no control characters.
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            this.keyPrefix = requireValidPrefix(keyPrefix);
+            return this;
+        }
+
+        /** The runtime (clock, scheduler, metrics, retry). */
+        public Builder runtime(LockRuntime runtime) {
+            this.runtime = Objects.requireNonNull(runtime, "runtime");
+            return this;
+        }
+
+        /** Whether closing the provider closes the Jedis client too (default false: the caller owns it). */
+        public Builder closeClient(boolean closeClient) {
+            this.closeClient = closeClient;
+            return this;
+        }
+
+        /** Where the server is, for error messages (host:port); never include a password. */
+        public Builder describedAs(String where) {
+            this.where = Objects.requireNonNull(where, "where");
+            return this;
+        }
+
+        /** The provider. */
+        public RedisLockProvider build() {
+            return new RedisLockProvider(this);
+        }
+
+        static String requireValidPrefix(String prefix) {
+            if (prefix == null) {
+                throw new IllegalArgumentException("keyPrefix must not be null");
+            }
+            if (prefix.length() > 64) {
+                throw new IllegalArgumentException("keyPrefix must be at most 64 characters, was " + prefix.length());
+            }
+            for (int i = 0; i < prefix.length(); i++) {
+                char c = prefix.charAt(i);
+                if (c == '{' || c == '}' || Character.isISOControl(c)) {
+                    throw new IllegalArgumentException(
+                            "keyPrefix must not contain braces or control characters, was '" + prefix + "'");
+                }
+            }
+            return prefix;
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.lockstep.redis.internal;
+
+import io.lockstep.BackendUnavailableException;
+import java.util.function.Supplier;
+import redis.clients.jedis.exceptions.JedisAccessControlException;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisException;
+
+/** Turns Jedis failures into {@link BackendUnavailableException}s that name the server. */
+public final class RedisErrors {
+
+    private RedisErrors() {}
+
+    /** Runs {@code call}, translating Jedis exceptions; {@code where} names the server. */
+    public static <T> T translate(String where, String what, Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (JedisConnectionException e) {
+            throw new BackendUnavailableException(
+                    what + " failed: Redis at " + where + " unreachable: " + rootMessage(e), e, true);
+        } catch (JedisAccessControlException e) {
+            throw new BackendUnavailableException(
+                    what + " failed: Redis at " + where + " refused the credentials: " + e.getMessage(), e, false);
+        } catch (JedisException e) {
+            throw new BackendUnavailableException(
+                    what + " failed: Redis at " + where + " answered with an error: " + e.getMessage(), e, false);
+        }
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t + ")";
+    }
+}

@@ -1,0 +1,51 @@
+package io.lockstep.redis.internal;
+
+/** The lock scripts. Each runs atomically on the server. */
+final class RedisScripts {
+
+    private RedisScripts() {}
+
+    /**
+     * KEYS[1] lock key, KEYS[2] fence counter; ARGV[1] owner token, ARGV[2] lease time in ms.
+     * Free: SET token PX ttl and INCR the fence, return {1, fence}. Already ours (a retried attempt
+     * whose reply was lost): refresh the TTL and return the same fence, which no one else can have
+     * incremented while we held the lock. Held by another: return {0, its remaining ms}.
+     */
+    static final LuaScript ACQUIRE = new LuaScript(
+            """
+            local holder = redis.call('GET', KEYS[1])
+            if holder == false then
+              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+              return {1, redis.call('INCR', KEYS[2])}
+            end
+            if holder == ARGV[1] then
+              redis.call('PEXPIRE', KEYS[1], ARGV[2])
+              return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+            end
+            return {0, redis.call('PTTL', KEYS[1])}
+            """);
+
+    /** KEYS[1] lock key; ARGV[1] owner token, ARGV[2] lease time in ms. 1 if extended, 0 if not ours. */
+    static final LuaScript EXTEND = new LuaScript(
+            """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              redis.call('PEXPIRE', KEYS[1], ARGV[2])
+              return 1
+            end
+            return 0
+            """);
+
+    /**
+     * KEYS[1] lock key; ARGV[1] owner token, ARGV[2] release channel, ARGV[3] lock name.
+     * Compare-and-delete, then tell waiters. 1 if released, 0 if not ours.
+     */
+    static final LuaScript RELEASE = new LuaScript(
+            """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              redis.call('DEL', KEYS[1])
+              redis.call('PUBLISH', ARGV[2], ARGV[3])
+              return 1
+            end
+            return 0
+            """);
+}
