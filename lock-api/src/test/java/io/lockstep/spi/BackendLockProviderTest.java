@@ -1,0 +1,144 @@
+package io.lockstep.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockRuntime;
+import io.lockstep.LockTimeoutException;
+import io.lockstep.LossReason;
+import io.lockstep.metrics.MicrometerLockMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+class BackendLockProviderTest {
+
+    private final TestBackend backend = new TestBackend();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final BackendLockProvider<String> provider = new BackendLockProvider<>(
+            backend,
+            LockRuntime.builder()
+                    .metrics(new MicrometerLockMetrics(registry))
+                    .retryBackoff(Duration.ofMillis(1))
+                    .build());
+
+    private static LeaseOptions lease(long millis) {
+        return LeaseOptions.of(Duration.ofMillis(millis));
+    }
+
+    @Test
+    @DisplayName("transient backend errors are retried and the acquire succeeds")
+    void transientErrorsAreRetried() {
+        backend.transientFailuresLeft = 2;
+        assertThat(provider.tryAcquire("a", lease(10_000))).isPresent();
+        assertThat(backend.tryLockCalls.get()).isEqualTo(3);
+    }
+
+    @Test
+    @DisplayName("a backend that stays down fails closed and leaves nothing behind")
+    void downBackendFailsClosed() {
+        backend.down = true;
+        assertThatThrownBy(() -> provider.acquire("a", lease(10_000).withWaitTime(Duration.ofSeconds(1))))
+                .isInstanceOf(BackendUnavailableException.class)
+                .hasMessageContaining("test:1");
+        assertThat(backend.tryLockCalls.get()).isEqualTo(3);
+        assertThat(backend.abandoned.get()).isEqualTo(1);
+        backend.down = false;
+        assertThat(backend.isHeld("a")).isFalse();
+    }
+
+    @Test
+    @DisplayName("a permanent error is not retried")
+    void permanentErrorsAreNotRetried() {
+        backend.permanentFailure = true;
+        assertThatThrownBy(() -> provider.tryAcquire("a", lease(10_000)))
+                .isInstanceOf(BackendUnavailableException.class);
+        assertThat(backend.tryLockCalls.get()).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("validity counts from when the request was sent, so a slow grant shortens it")
+    void validityCountsFromTheRequest() {
+        backend.grantDelay = Duration.ofMillis(200);
+        Lease lease = provider.tryAcquire("slow", lease(1_000)).orElseThrow();
+        assertThat(lease.remaining()).isLessThanOrEqualTo(Duration.ofMillis(800));
+    }
+
+    @Test
+    @DisplayName(
+            "renewal failing until the deadline completes lost() with RENEWAL_FAILED by that deadline and never re-acquires")
+    void renewalFailureLosesTheLease() throws Exception {
+        Lease lease = provider.tryAcquire("r", lease(300).withAutoRenew()).orElseThrow();
+        long start = System.nanoTime();
+        backend.down = true;
+        LossReason reason = lease.lost().toCompletableFuture().get(2, TimeUnit.SECONDS);
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+        assertThat(reason).isEqualTo(LossReason.RENEWAL_FAILED);
+        assertThat(tookMillis).isLessThan(1_000);
+        assertThat(lease.isValid()).isFalse();
+        backend.down = false;
+        int callsBefore = backend.tryLockCalls.get();
+        assertThat(lease.extend(Duration.ofSeconds(1))).isFalse();
+        assertThat(backend.tryLockCalls.get()).as("no re-acquire after loss").isEqualTo(callsBefore);
+        assertThat(registry.counter("lockstep.renewal.failures", "provider", "test")
+                        .count())
+                .isPositive();
+        assertThat(registry.counter("lockstep.losses", "provider", "test", "reason", "RENEWAL_FAILED")
+                        .count())
+                .isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a renewal the backend rejects completes lost() with NOT_HELD")
+    void rejectedRenewal() throws Exception {
+        Lease lease = provider.tryAcquire("n", lease(300).withAutoRenew()).orElseThrow();
+        backend.rejectExtends = true;
+        assertThat(lease.lost().toCompletableFuture().get(2, TimeUnit.SECONDS)).isEqualTo(LossReason.NOT_HELD);
+    }
+
+    @Test
+    @DisplayName("a backend's own loss signal (a session expiring) ends the lease at once")
+    void backendLossSignal() throws Exception {
+        Lease lease = provider.tryAcquire("s", lease(60_000)).orElseThrow();
+        backend.sessionLoss.complete(LossReason.SESSION_EXPIRED);
+        assertThat(lease.lost().toCompletableFuture().get(1, TimeUnit.SECONDS)).isEqualTo(LossReason.SESSION_EXPIRED);
+        assertThat(lease.isValid()).isFalse();
+    }
+
+    @Test
+    @DisplayName("metrics count attempts, successes, timeouts, renewals and hold time")
+    void metricsAreCounted() throws Exception {
+        Lease lease = provider.tryAcquire("m", lease(150).withAutoRenew()).orElseThrow();
+        assertThatThrownBy(() -> provider.acquire("m", lease(150).withWaitTime(Duration.ofMillis(200))))
+                .isInstanceOf(LockTimeoutException.class);
+        lease.release();
+        assertThat(registry.counter("lockstep.acquire.attempts", "provider", "test")
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.counter("lockstep.acquire.successes", "provider", "test")
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.counter("lockstep.acquire.timeouts", "provider", "test")
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.counter("lockstep.renewals", "provider", "test").count())
+                .isPositive();
+        assertThat(registry.timer("lockstep.hold", "provider", "test").count()).isEqualTo(1);
+        assertThat(registry.timer("lockstep.acquire.wait", "provider", "test").count())
+                .isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("a closed provider refuses new work")
+    void closedProvider() {
+        provider.close();
+        assertThatThrownBy(() -> provider.tryAcquire("x", lease(1_000)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+    }
+}
