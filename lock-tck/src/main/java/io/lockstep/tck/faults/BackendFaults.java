@@ -1,0 +1,112 @@
+package io.lockstep.tck.faults;
+
+import io.lockstep.LockProvider;
+import java.util.Set;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * The faults a provider's kit can inject into its backend: the hook a provider author supplies so the
+ * compatibility kit's fault scenarios run against real failures.
+ *
+ * <pre>{@code
+ * class MyProviderTck extends LockProviderCompatibilityKit {
+ *     static final RedisServer redis = RedisServer.start();
+ *     static final TcpProxy proxy = TcpProxy.start(redis.host(), redis.port());
+ *
+ *     protected LockProvider newProvider() { return Locks.open("redis://127.0.0.1:" + proxy.port()); }
+ *     protected BackendFaults faults() { return LocalServerFaults.of(redis, proxy); }
+ * }
+ * }</pre>
+ *
+ * <p>Each operation has a default that aborts the calling test by assumption (it is reported as
+ * skipped, never as passed), so an implementation overrides only what it can do and lists it in
+ * {@link #supported()}; the kit checks {@link #supported()} before it starts a scenario. {@link #NONE}
+ * supports nothing.
+ *
+ * <p>Operations return once the fault is in effect (the server is stopped, the partition is up) and
+ * are called from the test thread only.
+ */
+public interface BackendFaults {
+
+    /** A fault a hook may be able to inject. */
+    enum Fault {
+        /** {@link #pauseServer()} and {@link #resumeServer()}: the server freezes, connections stay open. */
+        PAUSE_SERVER,
+        /** {@link #killServer()} and {@link #restartServer()}: the server dies and comes back on the same address. */
+        KILL_SERVER,
+        /** {@link #partition()} and {@link #heal()}: the client and the server stop hearing each other. */
+        PARTITION,
+        /** {@link #expireSession(LockProvider)}: the backend ends one client's session. */
+        EXPIRE_SESSION
+    }
+
+    /** A hook that can inject nothing: every fault scenario is skipped. */
+    BackendFaults NONE = new BackendFaults() {
+        @Override
+        public String toString() {
+            return "BackendFaults.NONE";
+        }
+    };
+
+    /** The faults this hook can inject; the kit skips scenarios that need any other. */
+    default Set<Fault> supported() {
+        return Set.of();
+    }
+
+    /** Whether {@link #supported()} contains {@code fault}. */
+    default boolean supports(Fault fault) {
+        return supported().contains(fault);
+    }
+
+    /**
+     * Skips the calling test (by assumption) unless this hook supports {@code fault}.
+     *
+     * @throws org.opentest4j.TestAbortedException if it does not
+     */
+    default void assumeSupports(Fault fault) {
+        Assumptions.assumeTrue(supports(fault), () -> this + " cannot inject " + fault);
+    }
+
+    /** Freezes the server (SIGSTOP): it keeps its connections and its state but answers nothing. */
+    default void pauseServer() {
+        abort(Fault.PAUSE_SERVER);
+    }
+
+    /** Lets a paused server run again (SIGCONT). */
+    default void resumeServer() {
+        abort(Fault.PAUSE_SERVER);
+    }
+
+    /** Kills the server at once (SIGKILL): connections break and whatever it kept only in memory is gone. */
+    default void killServer() {
+        abort(Fault.KILL_SERVER);
+    }
+
+    /** Starts a killed server again on the same address and returns once it answers. */
+    default void restartServer() {
+        abort(Fault.KILL_SERVER);
+    }
+
+    /** Cuts the network between the kit's clients and the server, silently: nothing is reset or refused. */
+    default void partition() {
+        abort(Fault.PARTITION);
+    }
+
+    /** Ends a {@link #partition()}. */
+    default void heal() {
+        abort(Fault.PARTITION);
+    }
+
+    /**
+     * Makes the backend end the session of {@code provider}'s connection, as it would after not hearing
+     * from it (a ZooKeeper session expiry, an etcd lease revoked); locks held through it are released
+     * by the backend.
+     */
+    default void expireSession(LockProvider provider) {
+        abort(Fault.EXPIRE_SESSION);
+    }
+
+    private void abort(Fault fault) {
+        Assumptions.abort(this + " cannot inject " + fault);
+    }
+}

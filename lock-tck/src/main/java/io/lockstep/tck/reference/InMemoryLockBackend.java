@@ -1,0 +1,92 @@
+package io.lockstep.tck.reference;
+
+import io.lockstep.Capability;
+import io.lockstep.ProviderInfo;
+import io.lockstep.StrengthTier;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.LockBackend;
+import io.lockstep.spi.ReleaseWatch;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The reference {@link LockBackend}: a client of an {@link InMemoryLockStore}. Each backend is one
+ * client; several on one store contend for the same locks. Thread-safe.
+ */
+public final class InMemoryLockBackend implements LockBackend<InMemoryLockBackend.Handle> {
+
+    /** What every in-memory provider claims: the kit checks all of it. */
+    public static final ProviderInfo INFO = new ProviderInfo(
+            "in-memory",
+            StrengthTier.CONSENSUS,
+            EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND, Capability.NOTIFIED_WAIT));
+
+    /**
+     * What extends and releases a grant.
+     *
+     * @param lock the lock's name
+     * @param owner the owner token it was granted to
+     * @param fence its fencing token
+     */
+    public record Handle(String lock, String owner, long fence) {
+        /** Checks the fields. */
+        public Handle {
+            Objects.requireNonNull(lock, "lock");
+            Objects.requireNonNull(owner, "owner");
+        }
+    }
+
+    private final InMemoryLockStore store;
+
+    /** A client of {@code store}. */
+    public InMemoryLockBackend(InMemoryLockStore store) {
+        this.store = Objects.requireNonNull(store, "store");
+    }
+
+    /** The store this client talks to. */
+    public InMemoryLockStore store() {
+        return store;
+    }
+
+    @Override
+    public ProviderInfo info() {
+        return INFO;
+    }
+
+    @Override
+    public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        return store.tryLock(name, ownerToken, leaseTime);
+    }
+
+    @Override
+    public Optional<Duration> extend(Handle handle, Duration leaseTime) {
+        return store.extend(handle, leaseTime);
+    }
+
+    @Override
+    public boolean release(Handle handle) {
+        return store.release(handle);
+    }
+
+    @Override
+    public void abandon(String name, String ownerToken) {
+        store.abandon(name, ownerToken);
+    }
+
+    @Override
+    public ReleaseWatch watch(String name) {
+        return store.watch(name);
+    }
+
+    @Override
+    public String describe() {
+        return store.name();
+    }
+
+    @Override
+    public void close() {
+        // Nothing to close: the store outlives its clients.
+    }
+}

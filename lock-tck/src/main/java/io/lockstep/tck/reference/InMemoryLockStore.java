@@ -1,0 +1,343 @@
+package io.lockstep.tck.reference;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.MonotonicClock;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Grant;
+import io.lockstep.spi.ReleaseWatch;
+import io.lockstep.tck.faults.BackendFaults;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The "server" of the reference provider: locks with an owner, a fencing token and an expiry on a
+ * {@link MonotonicClock}, in this JVM's memory. Every provider opened on one store shares its locks, as
+ * clients of one server do.
+ *
+ * <p>It keeps its promises: an operation is atomic, a lock expires at its lease time, fences per lock
+ * only grow (they survive release, expiry and a simulated restart), and releases wake waiters. Its
+ * {@link #faults()} simulate a server that is paused, killed and restarted (its state is durable), or
+ * cut off from its clients: while it cannot be reached, calls wait for a client timeout and then throw
+ * {@link BackendUnavailableException}.
+ *
+ * <p>Thread-safe.
+ */
+public final class InMemoryLockStore {
+
+    private static final Logger log = LoggerFactory.getLogger(InMemoryLockStore.class);
+    private static final ConcurrentMap<String, InMemoryLockStore> NAMED = new ConcurrentHashMap<>();
+    /** How long a call waits for an unreachable store before it fails, like a client's socket timeout. */
+    static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofMillis(100);
+
+    private enum Reachability {
+        UP,
+        UNREACHABLE,
+        DOWN
+    }
+
+    private record Entry(String owner, long fence, long expiresAt) {}
+
+    private final String name;
+    private final MonotonicClock clock;
+    private final Duration callTimeout;
+    private final Map<String, Entry> locks = new HashMap<>();
+    private final Map<String, Long> fences = new HashMap<>();
+    private final Map<String, Set<Watch>> watches = new HashMap<>();
+    private boolean paused;
+    private boolean partitioned;
+    private boolean killed;
+
+    /** A store on the system clock. */
+    public InMemoryLockStore() {
+        this("in-memory", MonotonicClock.SYSTEM);
+    }
+
+    /** A store named {@code name} (for messages) on {@code clock} (tests inject one they control). */
+    public InMemoryLockStore(String name, MonotonicClock clock) {
+        this(name, clock, DEFAULT_CALL_TIMEOUT);
+    }
+
+    /**
+     * A store whose calls wait at most {@code callTimeout} while it is unreachable.
+     *
+     * @throws IllegalArgumentException if {@code callTimeout} is not between 1 ms and 1 minute
+     */
+    public InMemoryLockStore(String name, MonotonicClock clock, Duration callTimeout) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(callTimeout, "callTimeout");
+        if (callTimeout.compareTo(Duration.ofMillis(1)) < 0 || callTimeout.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new IllegalArgumentException("callTimeout must be between 1 ms and 1 minute, was " + callTimeout);
+        }
+        this.callTimeout = callTimeout;
+    }
+
+    /**
+     * The store of this JVM named {@code name}, created on first use; what {@code mem://name} opens. Kept
+     * for the life of the JVM.
+     */
+    public static InMemoryLockStore named(String name) {
+        Objects.requireNonNull(name, "name");
+        return NAMED.computeIfAbsent(name, n -> new InMemoryLockStore("mem://" + n, MonotonicClock.SYSTEM));
+    }
+
+    /** The store's name, for messages. */
+    public String name() {
+        return name;
+    }
+
+    /** The clock expiry is measured on; providers on this store must measure validity on it too. */
+    public MonotonicClock clock() {
+        return clock;
+    }
+
+    /** How many locks are held now (not expired). */
+    public synchronized int heldLocks() {
+        long now = clock.nanoTime();
+        return (int) locks.values().stream().filter(e -> e.expiresAt - now > 0).count();
+    }
+
+    /** Whether {@code lock} is held now (not expired). */
+    public synchronized boolean isHeld(String lock) {
+        return live(lock, clock.nanoTime()) != null;
+    }
+
+    /**
+     * The store's fault hook: pause and resume, kill and restart (state survives, as on a server that
+     * persists every write), partition and heal (all clients at once).
+     */
+    public BackendFaults faults() {
+        return new Faults();
+    }
+
+    @Override
+    public String toString() {
+        return "InMemoryLockStore[" + name + "]";
+    }
+
+    // ---- operations, called by InMemoryLockBackend ----
+
+    synchronized Attempt<InMemoryLockBackend.Handle> tryLock(String lock, String owner, Duration leaseTime) {
+        awaitReachable("tryLock", lock);
+        long now = clock.nanoTime();
+        Entry held = live(lock, now);
+        if (held != null && !held.owner.equals(owner)) {
+            return Attempt.busy(Duration.ofNanos(held.expiresAt - now));
+        }
+        long fence;
+        if (held != null) {
+            fence = held.fence; // a retried request: the same grant, the same fence
+        } else {
+            fence = fences.merge(lock, 1L, Long::sum);
+        }
+        locks.put(lock, new Entry(owner, fence, now + leaseTime.toNanos()));
+        return Attempt.granted(
+                Grant.of(new InMemoryLockBackend.Handle(lock, owner, fence), OptionalLong.of(fence), leaseTime));
+    }
+
+    synchronized Optional<Duration> extend(InMemoryLockBackend.Handle handle, Duration leaseTime) {
+        awaitReachable("extend", handle.lock());
+        long now = clock.nanoTime();
+        Entry held = live(handle.lock(), now);
+        if (held == null || !held.owner.equals(handle.owner())) {
+            return Optional.empty();
+        }
+        locks.put(handle.lock(), new Entry(held.owner, held.fence, now + leaseTime.toNanos()));
+        return Optional.of(leaseTime);
+    }
+
+    synchronized boolean release(InMemoryLockBackend.Handle handle) {
+        awaitReachable("release", handle.lock());
+        Entry held = live(handle.lock(), clock.nanoTime());
+        if (held == null || !held.owner.equals(handle.owner())) {
+            return false;
+        }
+        locks.remove(handle.lock());
+        signal(handle.lock());
+        return true;
+    }
+
+    synchronized void abandon(String lock, String owner) {
+        if (reachability() != Reachability.UP) {
+            return; // cannot reach the store: the lock, if granted, ends by its lease time
+        }
+        Entry held = locks.get(lock);
+        if (held != null && held.owner.equals(owner)) {
+            locks.remove(lock);
+            signal(lock);
+        }
+    }
+
+    /** Frees {@code lock} whoever holds it; for broken providers in the kit's own tests only. */
+    synchronized void forceRelease(String lock) {
+        awaitReachable("release", lock);
+        if (locks.remove(lock) != null) {
+            signal(lock);
+        }
+    }
+
+    synchronized ReleaseWatch watch(String lock) {
+        Watch watch = new Watch(lock);
+        watches.computeIfAbsent(lock, k -> new LinkedHashSet<>()).add(watch);
+        return watch;
+    }
+
+    private @Nullable Entry live(String lock, long now) {
+        Entry e = locks.get(lock);
+        if (e != null && e.expiresAt - now <= 0) {
+            locks.remove(lock);
+            return null;
+        }
+        return e;
+    }
+
+    private void signal(String lock) {
+        Set<Watch> set = watches.get(lock);
+        if (set != null) {
+            for (Watch w : set) {
+                w.signal();
+            }
+        }
+    }
+
+    private Reachability reachability() {
+        if (killed) {
+            return Reachability.DOWN;
+        }
+        return paused || partitioned ? Reachability.UNREACHABLE : Reachability.UP;
+    }
+
+    /** Called holding the monitor: waits (releasing it) while unreachable, up to the call timeout. */
+    private void awaitReachable(String op, String lock) {
+        Reachability r = reachability();
+        if (r == Reachability.UP) {
+            return;
+        }
+        if (r == Reachability.DOWN) {
+            throw new BackendUnavailableException(
+                    name + " is down; " + op + " of lock '" + lock + "' was refused", null, true);
+        }
+        long deadline = System.nanoTime() + callTimeout.toNanos();
+        try {
+            while (reachability() == Reachability.UNREACHABLE) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new BackendUnavailableException(
+                            name + " did not answer " + op + " of lock '" + lock + "' within " + callTimeout,
+                            null,
+                            true);
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendUnavailableException("interrupted waiting for " + name, e, false);
+        }
+        if (reachability() == Reachability.DOWN) {
+            throw new BackendUnavailableException(
+                    name + " is down; " + op + " of lock '" + lock + "' was refused", null, true);
+        }
+    }
+
+    private synchronized void set(Runnable change, String what) {
+        change.run();
+        log.info("{}: {}", name, what);
+        notifyAll();
+    }
+
+    private final class Faults implements BackendFaults {
+        @Override
+        public Set<Fault> supported() {
+            return EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION);
+        }
+
+        @Override
+        public void pauseServer() {
+            set(() -> paused = true, "paused");
+        }
+
+        @Override
+        public void resumeServer() {
+            set(() -> paused = false, "resumed");
+        }
+
+        @Override
+        public void killServer() {
+            set(() -> killed = true, "killed");
+        }
+
+        @Override
+        public void restartServer() {
+            set(() -> killed = false, "restarted");
+        }
+
+        @Override
+        public void partition() {
+            set(() -> partitioned = true, "partitioned from its clients");
+        }
+
+        @Override
+        public void heal() {
+            set(() -> partitioned = false, "healed");
+        }
+
+        @Override
+        public String toString() {
+            return "faults of " + name;
+        }
+    }
+
+    private final class Watch implements ReleaseWatch {
+        private final String lock;
+        private boolean signalled;
+
+        Watch(String lock) {
+            this.lock = lock;
+        }
+
+        synchronized void signal() {
+            signalled = true;
+            notifyAll();
+        }
+
+        @Override
+        public synchronized boolean await(Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (!signalled) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            signalled = false;
+            return true;
+        }
+
+        @Override
+        public void close() {
+            synchronized (InMemoryLockStore.this) {
+                Set<Watch> set = watches.get(lock);
+                if (set != null) {
+                    set.remove(this);
+                    if (set.isEmpty()) {
+                        watches.remove(lock);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package io.lockstep.tck.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lockstep.tck.faults.BackendFaults.Fault;
+import io.lockstep.tck.servers.RedisServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.opentest4j.TestAbortedException;
+
+@Timeout(60)
+class BackendFaultsTest {
+
+    private static RedisServer redis;
+    private static TcpProxy proxy;
+
+    @BeforeAll
+    static void startServer() {
+        redis = RedisServer.start();
+        proxy = TcpProxy.start(redis.host(), redis.port());
+    }
+
+    @AfterAll
+    static void stopServer() {
+        proxy.close();
+        redis.close();
+    }
+
+    @Test
+    void noneSupportsNothingAndSkipsEveryFaultByAssumption() {
+        BackendFaults none = BackendFaults.NONE;
+        assertThat(none.supported()).isEmpty();
+        assertThatThrownBy(none::pauseServer)
+                .isInstanceOf(TestAbortedException.class)
+                .hasMessageContaining("PAUSE_SERVER");
+        assertThatThrownBy(none::killServer).isInstanceOf(TestAbortedException.class);
+        assertThatThrownBy(none::partition).isInstanceOf(TestAbortedException.class);
+        assertThatThrownBy(() -> none.expireSession(null)).isInstanceOf(TestAbortedException.class);
+        assertThatThrownBy(() -> none.assumeSupports(Fault.KILL_SERVER))
+                .isInstanceOf(TestAbortedException.class)
+                .hasMessageContaining("KILL_SERVER");
+    }
+
+    @Test
+    void aHookWithoutAProxyCannotPartition() {
+        LocalServerFaults faults = LocalServerFaults.of(redis);
+        assertThat(faults.supported()).containsExactlyInAnyOrder(Fault.PAUSE_SERVER, Fault.KILL_SERVER);
+        assertThatThrownBy(faults::partition).isInstanceOf(TestAbortedException.class);
+    }
+
+    @Test
+    void aProxyForAnotherServerIsRejected() {
+        try (TcpProxy elsewhere = TcpProxy.start("127.0.0.1", redis.port() == 1 ? 2 : 1)) {
+            assertThatThrownBy(() -> LocalServerFaults.of(redis, elsewhere))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("port");
+        }
+    }
+
+    @Test
+    void localServerFaultsPauseKillRestartAndPartitionTheServer() throws IOException {
+        LocalServerFaults faults = LocalServerFaults.of(redis, proxy);
+        assertThat(faults.supported()).isEqualTo(EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION));
+        assertThat(pings(redis.port())).isTrue();
+
+        faults.pauseServer();
+        try {
+            assertThat(pings(redis.port()))
+                    .as("a paused server answers nothing")
+                    .isFalse();
+        } finally {
+            faults.resumeServer();
+        }
+        assertThat(pings(redis.port())).isTrue();
+
+        faults.partition();
+        try {
+            assertThat(pings(proxy.port())).as("no answer through a partition").isFalse();
+            assertThat(pings(redis.port()))
+                    .as("the server itself still answers")
+                    .isTrue();
+        } finally {
+            faults.heal();
+        }
+        assertThat(pings(proxy.port())).isTrue();
+
+        faults.killServer();
+        assertThat(pings(redis.port())).as("a killed server answers nothing").isFalse();
+        faults.restartServer();
+        assertThat(pings(redis.port())).isTrue();
+        assertThat(pings(proxy.port()))
+                .as("the proxy reaches the restarted server")
+                .isTrue();
+    }
+
+    /** A Redis PING with a short timeout: true on +PONG, false on silence or a refused connection. */
+    private static boolean pings(int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            socket.setSoTimeout(300);
+            socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            InputStream in = socket.getInputStream();
+            byte[] reply = in.readNBytes(7);
+            return new String(reply, StandardCharsets.US_ASCII).startsWith("+PONG");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
