@@ -1,0 +1,37 @@
+package io.lockstep.redlock.internal;
+
+/**
+ * One node's answer to a fenced acquire proposal (the {@link Scripts#ACQUIRE} script).
+ *
+ * @param kind granted, held by someone, or a stale proposal
+ * @param counter the node's fence counter before this proposal
+ * @param pttlMillis the holder's remaining time in ms when {@code HELD} (negative if unknown)
+ * @param holder a short hash of the holder's value when {@code HELD}, to tell holders apart
+ */
+public record AcquireReply(Kind kind, long counter, long pttlMillis, String holder) {
+
+    /** What the node did with the proposal. */
+    public enum Kind {
+        /** The key was free and the proposal greater than the counter: the node stored both. */
+        GRANTED,
+        /** Another value holds the key. */
+        HELD,
+        /** The key was free but the proposal was not greater than the counter. */
+        STALE
+    }
+
+    /** A grant. */
+    public static AcquireReply granted(long counter) {
+        return new AcquireReply(Kind.GRANTED, counter, -1, "");
+    }
+
+    /** The key is held by {@code holder} for {@code pttlMillis} more. */
+    public static AcquireReply held(long counter, long pttlMillis, String holder) {
+        return new AcquireReply(Kind.HELD, counter, pttlMillis, holder);
+    }
+
+    /** The proposal was not greater than {@code counter}. */
+    public static AcquireReply stale(long counter) {
+        return new AcquireReply(Kind.STALE, counter, -1, "");
+    }
+}

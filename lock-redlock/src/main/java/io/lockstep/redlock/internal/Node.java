@@ -1,0 +1,255 @@
+package io.lockstep.redlock.internal;
+
+import io.lockstep.MonotonicClock;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.util.Pool;
+
+/**
+ * One Redis node of the Redlock set: its pool, and what this client knows of it: the {@code run_id}
+ * it last saw, and until when the node is left out of quorums after a restart.
+ *
+ * <p>Every new connection is checked before its first command: {@code INFO server} tells the
+ * {@code run_id}; a changed one means the node restarted and lost what it kept in memory (lock keys
+ * and fence counters), so it is quarantined for the longest lease time, as the spec's delayed restart
+ * asks, unless it persists every write. A restart breaks every connection, so the check runs before
+ * anything the restarted node says is counted. Thread-safe.
+ */
+final class Node {
+
+    private static final Logger log = LoggerFactory.getLogger(Node.class);
+
+    /** How the failure of a quarantined node's call begins: such a node surely lost the keys it had. */
+    static final String RESTARTED = "restarted and left out of quorums";
+
+    /** Thrown for a call that failed or was refused before reaching the node; the message says why. */
+    static final class NodeFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NodeFailure(String message, @Nullable Throwable cause) {
+            super(message, cause, false, false);
+        }
+    }
+
+    /** A command run on a borrowed connection. */
+    @FunctionalInterface
+    interface Call<T> {
+        T run(Jedis jedis);
+    }
+
+    private final int index;
+    private final String address;
+    private final Pool<Jedis> pool;
+    private final boolean ownsPool;
+    private final MonotonicClock clock;
+    private final boolean declaredPersistent;
+    private final LongSupplier quarantineNanos;
+    private final int maxInFlight;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final Set<Jedis> checked = Collections.newSetFromMap(Collections.synchronizedMap(new WeakHashMap<>()));
+
+    private @Nullable String runId;
+    private long quarantinedUntil;
+    private boolean quarantined;
+
+    Node(
+            int index,
+            String address,
+            Pool<Jedis> pool,
+            boolean ownsPool,
+            MonotonicClock clock,
+            boolean declaredPersistent,
+            LongSupplier quarantineNanos,
+            int maxInFlight) {
+        this.index = index;
+        this.address = address;
+        this.pool = pool;
+        this.ownsPool = ownsPool;
+        this.clock = clock;
+        this.declaredPersistent = declaredPersistent;
+        this.quarantineNanos = quarantineNanos;
+        this.maxInFlight = maxInFlight;
+    }
+
+    int index() {
+        return index;
+    }
+
+    String address() {
+        return address;
+    }
+
+    /** Whether the node is left out of quorums now (after a restart), for tests and messages. */
+    synchronized boolean isQuarantined() {
+        return quarantined && clock.nanoTime() - quarantinedUntil < 0;
+    }
+
+    /** The {@code run_id} last seen, if any. */
+    synchronized @Nullable String runId() {
+        return runId;
+    }
+
+    /**
+     * Runs {@code call} on a connection to this node, after checking a new connection's {@code run_id}.
+     *
+     * @throws NodeFailure if the node is quarantined, overloaded, unreachable or answered an error
+     */
+    <T> T run(Call<T> call) {
+        if (inFlight.incrementAndGet() > maxInFlight) {
+            inFlight.decrementAndGet();
+            throw new NodeFailure("not answering: " + maxInFlight + " calls already in flight", null);
+        }
+        try (Jedis jedis = pool.getResource()) {
+            if (!checked.contains(jedis)) {
+                checkRunId(jedis);
+                checked.add(jedis);
+            }
+            requireNotQuarantined();
+            return call.run(jedis);
+        } catch (NodeFailure e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new NodeFailure(describe(e), e);
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    /** Runs {@code script} by SHA, loading it on a NOSCRIPT reply. */
+    static Object eval(Jedis jedis, Scripts.Script script, List<String> keys, List<String> args) {
+        try {
+            return jedis.evalsha(script.sha(), keys, args);
+        } catch (JedisNoScriptException e) {
+            return jedis.eval(script.source(), keys, args);
+        }
+    }
+
+    void close() {
+        if (ownsPool) {
+            pool.close();
+        }
+    }
+
+    private void requireNotQuarantined() {
+        synchronized (this) {
+            if (!quarantined) {
+                return;
+            }
+            long left = quarantinedUntil - clock.nanoTime();
+            if (left > 0) {
+                throw new NodeFailure(RESTARTED + " for " + TimeUnit.NANOSECONDS.toMillis(left) + " ms more", null);
+            }
+            quarantined = false;
+        }
+        log.info("Redlock node {} rejoins quorums after its restart quarantine", address);
+    }
+
+    private void checkRunId(Jedis jedis) {
+        Map<String, String> server = parseInfo(jedis.info("server"));
+        String seen = server.get("run_id");
+        if (seen == null) {
+            throw new NodeFailure("INFO server has no run_id; is it a Redis server?", null);
+        }
+        String previous;
+        synchronized (this) {
+            previous = runId;
+            if (seen.equals(previous)) {
+                return;
+            }
+            runId = seen;
+        }
+        if (previous == null) {
+            log.debug("Redlock node {} has run_id {}", address, seen);
+            return;
+        }
+        if (declaredPersistent && persistsEveryWrite(jedis)) {
+            log.warn(
+                    "Redlock node {} restarted (run_id {} -> {}); it persists every write, so it keeps its locks"
+                            + " and stays in quorums",
+                    address,
+                    previous,
+                    seen);
+            return;
+        }
+        long quarantine = quarantineNanos.getAsLong();
+        synchronized (this) {
+            quarantined = true;
+            quarantinedUntil = clock.nanoTime() + quarantine;
+        }
+        log.warn(
+                "Redlock node {} restarted (run_id {} -> {}) and lost its lock keys and fence counters; it is left"
+                        + " out of quorums for {} ms (the longest lease time)",
+                address,
+                previous,
+                seen,
+                TimeUnit.NANOSECONDS.toMillis(quarantine));
+    }
+
+    private boolean persistsEveryWrite(Jedis jedis) {
+        try {
+            Map<String, String> persistence = parseInfo(jedis.info("persistence"));
+            boolean aof = "1".equals(persistence.get("aof_enabled"));
+            Map<String, String> fsync = jedis.configGet("appendfsync");
+            boolean always = "always".equalsIgnoreCase(fsync.get("appendfsync"));
+            if (aof && always) {
+                return true;
+            }
+            log.warn(
+                    "Redlock node {} is declared persistent but has aof_enabled={} appendfsync={}; treating its"
+                            + " restart as a loss of state",
+                    address,
+                    persistence.get("aof_enabled"),
+                    fsync.get("appendfsync"));
+            return false;
+        } catch (RuntimeException e) {
+            log.warn(
+                    "Redlock node {} is declared persistent; its configuration could not be read ({}), trusting the"
+                            + " declaration",
+                    address,
+                    e.toString());
+            return true;
+        }
+    }
+
+    static Map<String, String> parseInfo(String info) {
+        Map<String, String> out = new java.util.HashMap<>();
+        for (String line : info.split("\r?\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && !line.startsWith("#")) {
+                out.put(line.substring(0, colon), line.substring(colon + 1).strip());
+            }
+        }
+        return out;
+    }
+
+    private static String describe(RuntimeException e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        return root == e ? message : e.getClass().getSimpleName() + ": " + message;
+    }
+
+    @Override
+    public String toString() {
+        return address;
+    }
+
+    /** How long a quarantine lasts, for messages. */
+    static Duration quarantine(Duration maxLeaseTime, Duration longestSeen) {
+        return maxLeaseTime.compareTo(longestSeen) >= 0 ? maxLeaseTime : longestSeen;
+    }
+}

@@ -1,0 +1,533 @@
+package io.lockstep.redlock.internal;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.Capability;
+import io.lockstep.LockRuntime;
+import io.lockstep.LossReason;
+import io.lockstep.MonotonicClock;
+import io.lockstep.ProviderInfo;
+import io.lockstep.StrengthTier;
+import io.lockstep.redlock.RedlockOptions;
+import io.lockstep.redlock.internal.Replies.Reply;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Grant;
+import io.lockstep.spi.LockBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.util.Pool;
+
+/**
+ * Redlock over N independent Redis nodes, with fenced quorums.
+ *
+ * <p>Acquire: one round sends the {@link Scripts#ACQUIRE fenced acquire} to every node at once, each
+ * with a short timeout, and stops as soon as a quorum granted. The grant is valid for
+ * {@code TTL − (TTL × driftFactor + 2 ms)} counted from when the request was sent (the lease
+ * machinery subtracts the elapsed time; this backend refuses a grant whose validity already ran out
+ * while it waited). A round that fails frees the key on every node that granted or did not answer. A
+ * stale fence proposal is retried at once with the greatest counter + 1; a split vote after a random
+ * pause of about a round trip; a lock held by another quorum returns busy with a random retry delay.
+ * Extend only counts when a quorum confirms; a renewal that finds the quorum gone completes the lease's
+ * loss with {@link LossReason#QUORUM_LOST}.
+ *
+ * <p>Each round writes a value of its own (owner token, colon, round number), so a release that
+ * arrives late at a slow node can never delete a later round's key. Thread-safe.
+ */
+public final class RedlockBackend implements LockBackend<RedlockHandle> {
+
+    /** The provider name and URI scheme. */
+    public static final String NAME = "redlock";
+
+    /** Beside each lock key; lock names have no control characters, so no lock key can be a fence key. */
+    static final String FENCE_SUFFIX = "\u0000fence";
+
+    private static final Logger log = LoggerFactory.getLogger(RedlockBackend.class);
+    private static final Duration FIXED_DRIFT = Duration.ofMillis(2);
+    private static final int MAX_ROUNDS = 8;
+    private static final int MAX_FENCE_HINTS = 10_000;
+    private static final int MAX_IN_FLIGHT_PER_NODE = 32;
+    private static final ProviderInfo INFO = new ProviderInfo(
+            NAME, StrengthTier.QUORUM, EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND));
+
+    /**
+     * A node to run on.
+     *
+     * @param address host and port, for messages and logs
+     * @param pool its connection pool
+     * @param ownsPool whether closing the backend closes the pool
+     */
+    public record NodeSpec(String address, Pool<Jedis> pool, boolean ownsPool) {}
+
+    private final List<Node> nodes;
+    private final int quorum;
+    private final RedlockOptions options;
+    private final MonotonicClock clock;
+    private final ExecutorService executor;
+    private final Map<String, Long> fenceHints = new ConcurrentHashMap<>();
+    private final AtomicLong rounds = new AtomicLong();
+    private final AtomicLong longestLeaseNanos = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final String description;
+
+    /**
+     * A backend over {@code specs}.
+     *
+     * @throws IllegalArgumentException for no nodes, duplicate nodes or a quorum outside [N/2+1, N]
+     */
+    public RedlockBackend(List<NodeSpec> specs, RedlockOptions options, LockRuntime runtime) {
+        this.options = options;
+        this.clock = runtime.clock();
+        validate(specs);
+        int n = specs.size();
+        this.quorum = options.quorum().orElse(n / 2 + 1);
+        if (quorum < n / 2 + 1 || quorum > n) {
+            throw new IllegalArgumentException(
+                    "quorum must be between " + (n / 2 + 1) + " and " + n + " for " + n + " nodes, was " + quorum);
+        }
+        if (n % 2 == 0) {
+            log.warn(
+                    "Redlock over an even number of nodes ({}) needs {} of them and tolerates no more failures than {}"
+                            + " nodes would; use an odd number",
+                    n,
+                    quorum,
+                    n - 1);
+        }
+        List<Node> built = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            NodeSpec spec = specs.get(i);
+            built.add(new Node(
+                    i,
+                    spec.address(),
+                    spec.pool(),
+                    spec.ownsPool(),
+                    clock,
+                    options.persistentNodes(),
+                    this::quarantineNanos,
+                    MAX_IN_FLIGHT_PER_NODE));
+        }
+        this.nodes = List.copyOf(built);
+        this.description = NAME + "[" + nodes.stream().map(Node::address).collect(Collectors.joining(", ")) + "]";
+        AtomicInteger threads = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                n, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), runnable -> {
+                    Thread thread = new Thread(runnable, "lockstep-redlock-" + threads.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        this.executor = pool;
+    }
+
+    private static void validate(List<NodeSpec> specs) {
+        if (specs == null || specs.isEmpty()) {
+            throw new IllegalArgumentException("nodes must not be empty: Redlock needs at least one Redis node");
+        }
+        Set<String> addresses = new HashSet<>();
+        Map<Object, Boolean> pools = new IdentityHashMap<>();
+        for (NodeSpec spec : specs) {
+            String address = spec.address().toLowerCase(Locale.ROOT);
+            if (!addresses.add(address)) {
+                throw new IllegalArgumentException("nodes must be distinct; '" + spec.address() + "' appears twice");
+            }
+            if (pools.put(spec.pool(), Boolean.TRUE) != null) {
+                throw new IllegalArgumentException(
+                        "nodes must be distinct; the pool for '" + spec.address() + "' is given twice");
+            }
+        }
+    }
+
+    @Override
+    public ProviderInfo info() {
+        return INFO;
+    }
+
+    /** The number of grants a lock needs. */
+    public int quorum() {
+        return quorum;
+    }
+
+    /** The nodes' addresses, in order. */
+    public List<String> addresses() {
+        return nodes.stream().map(Node::address).toList();
+    }
+
+    /** Whether node {@code index} is left out of quorums now after a restart. */
+    public boolean isQuarantined(int index) {
+        return nodes.get(index).isQuarantined();
+    }
+
+    @Override
+    public Attempt<RedlockHandle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        long entry = clock.nanoTime();
+        Duration validity = validity(leaseTime);
+        noteLeaseTime(leaseTime);
+        String lockKey = options.keyPrefix() + name;
+        String fenceKey = lockKey + FENCE_SUFFIX;
+        String ttl = Long.toString(Math.max(1, leaseTime.toMillis()));
+        long timeout = options.nodeTimeoutFor(leaseTime).toNanos();
+        long proposal = fenceHints.getOrDefault(name, 0L) + 1;
+        for (int round = 1; ; round++) {
+            String value = ownerToken + ":" + rounds.incrementAndGet();
+            String fence = Long.toString(proposal);
+            long roundStart = System.nanoTime();
+            List<@Nullable Reply<AcquireReply>> replies = fanOut(
+                            nodes,
+                            node -> node.run(jedis -> parseAcquire(Node.eval(
+                                    jedis, Scripts.ACQUIRE, List.of(lockKey, fenceKey), List.of(value, ttl, fence)))))
+                    .await(
+                            r -> Replies.count(r, a -> a.kind() == AcquireReply.Kind.GRANTED) >= quorum,
+                            roundStart + timeout);
+            AcquireTally tally = AcquireTally.decide(values(replies), quorum, proposal);
+            long elapsed = clock.nanoTime() - entry;
+            if (tally.outcome() == AcquireTally.Outcome.GRANTED && elapsed < validity.toNanos()) {
+                rememberFence(name, proposal);
+                RedlockHandle handle = new RedlockHandle(name, lockKey, value, proposal, leaseTime, nodes.size());
+                return Attempt.granted(new Grant<>(handle, OptionalLong.of(proposal), validity, handle.loss()));
+            }
+            // Not ours: free the key on every node that granted or did not answer (a late grant included).
+            releaseAfterFailedRound(lockKey, value, replies, timeout);
+            rememberFence(name, tally.maxCounter());
+            long roundNanos = System.nanoTime() - roundStart;
+            switch (tally.outcome()) {
+                case UNREACHABLE ->
+                    throw new BackendUnavailableException(
+                            unreachableMessage("lock '" + name + "'", replies, timeout), null, true);
+                case HELD -> {
+                    return Attempt.busy(retryDelay(tally.retryAfterMillis()));
+                }
+                case STALE -> {
+                    if (round < MAX_ROUNDS) {
+                        proposal = tally.maxCounter() + 1;
+                        continue;
+                    }
+                    return Attempt.busy(retryDelay(-1));
+                }
+                default -> {
+                    // A split vote, grants that came too late, or a holder's keys expiring node by node.
+                    if (round >= MAX_ROUNDS || elapsed > validity.toNanos() / 2) {
+                        return Attempt.busy(retryDelay(-1));
+                    }
+                    if (!pause(splitVotePause(roundNanos))) {
+                        return Attempt.busy(Duration.ZERO);
+                    }
+                }
+            }
+        }
+    }
+
+    @Override
+    public Optional<Duration> extend(RedlockHandle handle, Duration leaseTime) {
+        long start = clock.nanoTime();
+        Duration validity = validity(leaseTime);
+        noteLeaseTime(leaseTime);
+        String ttl = Long.toString(Math.max(1, leaseTime.toMillis()));
+        long timeout = options.nodeTimeoutFor(leaseTime).toNanos();
+        List<@Nullable Reply<Long>> replies = fanOut(
+                        nodes,
+                        node -> node.run(jedis -> toLong(Node.eval(
+                                jedis, Scripts.EXTEND, List.of(handle.lockKey()), List.of(handle.value(), ttl)))))
+                .await(r -> Replies.count(r, v -> v == 1L) >= quorum, System.nanoTime() + timeout);
+        int extended = Replies.count(replies, v -> v == 1L);
+        int unknown = unknownNotRestarted(replies);
+        long elapsed = clock.nanoTime() - start;
+        if (extended >= quorum) {
+            if (elapsed < validity.toNanos()) {
+                handle.leaseTime(leaseTime);
+                return Optional.of(validity);
+            }
+            lose(handle, LossReason.EXPIRED, "a quorum confirmed the extension only after its validity ran out");
+            return Optional.empty();
+        }
+        if (extended + unknown < quorum) {
+            lose(
+                    handle,
+                    LossReason.QUORUM_LOST,
+                    "only " + extended + " of " + nodes.size() + " nodes still hold it; " + quorum + " are needed");
+            return Optional.empty();
+        }
+        throw new BackendUnavailableException(
+                "could not extend lock '" + handle.name() + "' on a quorum of " + description + ": confirmed by "
+                        + extended + ", " + quorum + " needed; " + failures(replies, timeout),
+                null,
+                true);
+    }
+
+    @Override
+    public boolean release(RedlockHandle handle) {
+        List<Node> targets =
+                nodes.stream().filter(n -> !handle.isReleasedOn(n.index())).toList();
+        long timeout = options.nodeTimeoutFor(handle.leaseTime()).toNanos();
+        int before = handle.releasedCount();
+        List<@Nullable Reply<Long>> replies = fanOut(targets, node -> {
+                    long deleted = node.run(jedis -> toLong(
+                            Node.eval(jedis, Scripts.RELEASE, List.of(handle.lockKey()), List.of(handle.value()))));
+                    if (deleted == 1L) {
+                        handle.markReleasedOn(node.index());
+                    }
+                    return deleted;
+                })
+                .await(r -> before + Replies.count(r, v -> v == 1L) >= quorum, System.nanoTime() + timeout);
+        int released = handle.releasedCount();
+        if (released >= quorum) {
+            return true;
+        }
+        int unknown = 0;
+        for (Node node : targets) {
+            Reply<Long> reply = replies.get(node.index());
+            if ((reply == null || reply.value() == null) && !isRestartFailure(reply)) {
+                unknown++;
+            }
+        }
+        if (released + unknown >= quorum) {
+            throw new BackendUnavailableException(
+                    "could not release lock '" + handle.name() + "' on a quorum of " + description + ": released on "
+                            + released + ", " + quorum + " needed; " + failures(replies, timeout),
+                    null,
+                    true);
+        }
+        return false;
+    }
+
+    @Override
+    public void abandon(String name, String ownerToken) {
+        try {
+            String lockKey = options.keyPrefix() + name;
+            fanOut(
+                    nodes,
+                    node -> node.run(jedis ->
+                            toLong(Node.eval(jedis, Scripts.ABANDON, List.of(lockKey), List.of(ownerToken + ":")))));
+        } catch (RuntimeException e) {
+            log.debug("Abandoning lock '{}' failed", name, e);
+        }
+    }
+
+    @Override
+    public String describe() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            executor.shutdown();
+            for (Node node : nodes) {
+                try {
+                    node.close();
+                } catch (RuntimeException e) {
+                    log.debug("Closing the pool of {} failed", node.address(), e);
+                }
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    /** {@code leaseTime − (leaseTime × driftFactor + 2 ms)}, counted from when the request is sent. */
+    Duration validity(Duration leaseTime) {
+        Duration drift = Duration.ofNanos(Math.round(leaseTime.toNanos() * options.driftFactor()))
+                .plus(FIXED_DRIFT);
+        Duration validity = leaseTime.minus(drift);
+        if (validity.isNegative() || validity.isZero()) {
+            throw new IllegalArgumentException("leaseTime must be longer than Redlock's clock drift allowance of "
+                    + drift.toMillis() + " ms, was " + leaseTime);
+        }
+        return validity;
+    }
+
+    private void lose(RedlockHandle handle, LossReason reason, String why) {
+        log.warn("Lock '{}' on {} is lost ({}): {}", handle.name(), description, reason, why);
+        // Completing the loss first makes the lease report this reason rather than a bare NOT_HELD.
+        handle.loss().complete(reason);
+        fanOut(
+                nodes,
+                node -> node.run(jedis ->
+                        toLong(Node.eval(jedis, Scripts.RELEASE, List.of(handle.lockKey()), List.of(handle.value())))));
+    }
+
+    private void releaseAfterFailedRound(
+            String lockKey, String value, List<@Nullable Reply<AcquireReply>> replies, long timeoutNanos) {
+        List<Node> targets = new ArrayList<>();
+        for (Node node : nodes) {
+            Reply<AcquireReply> reply = replies.get(node.index());
+            AcquireReply answer = reply == null ? null : reply.value();
+            if (answer == null || answer.kind() == AcquireReply.Kind.GRANTED) {
+                targets.add(node);
+            }
+        }
+        if (targets.isEmpty()) {
+            return;
+        }
+        fanOut(
+                        targets,
+                        node -> node.run(
+                                jedis -> toLong(Node.eval(jedis, Scripts.RELEASE, List.of(lockKey), List.of(value)))))
+                .await(r -> false, System.nanoTime() + timeoutNanos);
+    }
+
+    /**
+     * Runs {@code call} on each of {@code targets} in parallel; nodes not in {@code targets} answer
+     * nothing at once (a failure reading "not asked"), so waiting covers the targets only.
+     */
+    private <T> Replies<T> fanOut(List<Node> targets, Function<Node, T> call) {
+        Replies<T> replies = new Replies<>(nodes.size());
+        if (targets.size() < nodes.size()) {
+            Set<Integer> asked = new HashSet<>();
+            targets.forEach(n -> asked.add(n.index()));
+            for (Node node : nodes) {
+                if (!asked.contains(node.index())) {
+                    replies.fail(node.index(), NOT_ASKED);
+                }
+            }
+        }
+        for (Node node : targets) {
+            try {
+                executor.execute(() -> {
+                    try {
+                        replies.succeed(node.index(), call.apply(node));
+                    } catch (Node.NodeFailure e) {
+                        replies.fail(node.index(), e.getMessage());
+                    } catch (RuntimeException e) {
+                        replies.fail(node.index(), e.toString());
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                replies.fail(node.index(), "the provider is closed");
+            }
+        }
+        return replies;
+    }
+
+    private static final String NOT_ASKED = "not asked";
+
+    private static boolean isRestartFailure(@Nullable Reply<?> reply) {
+        return reply != null && reply.failure() != null && reply.failure().startsWith(Node.RESTARTED);
+    }
+
+    private static <T> int unknownNotRestarted(List<@Nullable Reply<T>> replies) {
+        int n = 0;
+        for (Reply<T> reply : replies) {
+            if ((reply == null || reply.value() == null) && !isRestartFailure(reply)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private String unreachableMessage(String what, List<? extends @Nullable Reply<?>> replies, long timeoutNanos) {
+        return "Redlock could not reach a quorum (" + quorum + " of " + nodes.size() + " nodes) for " + what
+                + "; unreachable: " + failures(replies, timeoutNanos);
+    }
+
+    private String failures(List<? extends @Nullable Reply<?>> replies, long timeoutNanos) {
+        List<String> out = new ArrayList<>();
+        for (Node node : nodes) {
+            Reply<?> reply = replies.get(node.index());
+            if (reply == null) {
+                out.add(node.address() + " (no answer within " + Replies.millis(timeoutNanos) + " ms)");
+            } else if (reply.value() == null && !NOT_ASKED.equals(reply.failure())) {
+                out.add(node.address() + " (" + reply.failure() + ")");
+            }
+        }
+        return out.isEmpty() ? "none" : String.join(", ", out);
+    }
+
+    private static List<@Nullable AcquireReply> values(List<@Nullable Reply<AcquireReply>> replies) {
+        List<@Nullable AcquireReply> out = new ArrayList<>(replies.size());
+        for (Reply<AcquireReply> reply : replies) {
+            out.add(reply == null ? null : reply.value());
+        }
+        return out;
+    }
+
+    static AcquireReply parseAcquire(Object reply) {
+        if (!(reply instanceof List<?> list) || list.size() < 2) {
+            throw new IllegalStateException("unexpected reply to the acquire script: " + reply);
+        }
+        long code = toLong(list.get(0));
+        long counter = toLong(list.get(1));
+        if (code == 1) {
+            return AcquireReply.granted(counter);
+        }
+        if (code == 2) {
+            return AcquireReply.stale(counter);
+        }
+        Object holder = list.size() > 3 ? list.get(3) : "";
+        String hash = holder instanceof byte[] bytes
+                ? new String(bytes, java.nio.charset.StandardCharsets.US_ASCII)
+                : String.valueOf(holder);
+        return AcquireReply.held(counter, list.size() > 2 ? toLong(list.get(2)) : -1, hash);
+    }
+
+    static long toLong(Object reply) {
+        if (reply instanceof Long l) {
+            return l;
+        }
+        throw new IllegalStateException("unexpected reply: " + reply);
+    }
+
+    private void rememberFence(String name, long fence) {
+        if (fenceHints.size() > MAX_FENCE_HINTS) {
+            fenceHints.clear(); // only a hint: a stale one costs one more round
+        }
+        fenceHints.merge(name, fence, Math::max);
+    }
+
+    private void noteLeaseTime(Duration leaseTime) {
+        longestLeaseNanos.accumulateAndGet(leaseTime.toNanos(), Math::max);
+    }
+
+    private long quarantineNanos() {
+        return Math.max(options.maxLeaseTime().toNanos(), longestLeaseNanos.get());
+    }
+
+    private Duration retryDelay(long hintMillis) {
+        long max = options.retryDelay().toNanos();
+        long nanos = ThreadLocalRandom.current().nextLong(max / 2, max + 1);
+        if (hintMillis >= 0) {
+            nanos = Math.min(nanos, TimeUnit.MILLISECONDS.toNanos(hintMillis + 1));
+        }
+        return Duration.ofNanos(Math.max(nanos, TimeUnit.MILLISECONDS.toNanos(1)));
+    }
+
+    private long splitVotePause(long roundNanos) {
+        long bound =
+                Math.min(options.retryDelay().toNanos(), Math.max(TimeUnit.MILLISECONDS.toNanos(1), 2 * roundNanos));
+        return ThreadLocalRandom.current().nextLong(bound + 1);
+    }
+
+    private static boolean pause(long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package io.lockstep.redlock.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * The constant Lua scripts run on each node. Lock keys, fence keys, values and numbers only ever
+ * travel as KEYS and ARGV; nothing is interpolated into a script.
+ */
+final class Scripts {
+
+    /**
+     * Fenced acquire. KEYS: lock key, fence key. ARGV: value, TTL in ms, proposed fence. Grants only
+     * if the key is free and the proposal is greater than the node's counter, then stores both.
+     * Returns {1, counter} granted, {0, counter, pttl, holder hash} held, {2, counter} stale.
+     */
+    static final Script ACQUIRE = new Script(
+            """
+            local raw = redis.call('GET', KEYS[2])
+            local counter = 0
+            if raw then
+              counter = tonumber(raw)
+              if not counter then
+                return redis.error_reply('fence counter is not a number')
+              end
+            end
+            local holder = redis.call('GET', KEYS[1])
+            if holder then
+              return {0, counter, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(holder), 1, 16)}
+            end
+            if tonumber(ARGV[3]) <= counter then
+              return {2, counter}
+            end
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            redis.call('SET', KEYS[2], ARGV[3])
+            return {1, counter}
+            """);
+
+    /** The spec's extend: KEYS lock key; ARGV value, TTL in ms. 1 if extended. */
+    static final Script EXTEND = new Script(
+            """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            end
+            return 0
+            """);
+
+    /** The spec's release: KEYS lock key; ARGV value. 1 if deleted. */
+    static final Script RELEASE = new Script(
+            """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('DEL', KEYS[1])
+            end
+            return 0
+            """);
+
+    /** Cleanup of an unknown outcome: KEYS lock key; ARGV owner token prefix. 1 if deleted. */
+    static final Script ABANDON = new Script(
+            """
+            local value = redis.call('GET', KEYS[1])
+            if value and string.sub(value, 1, string.len(ARGV[1])) == ARGV[1] then
+              return redis.call('DEL', KEYS[1])
+            end
+            return 0
+            """);
+
+    private Scripts() {}
+
+    /** A script and its SHA-1, for EVALSHA with a fallback to EVAL. */
+    record Script(String source, String sha) {
+        Script(String source) {
+            this(source, sha1(source));
+        }
+
+        private static String sha1(String source) {
+            try {
+                MessageDigest digest = MessageDigest.getInstance("SHA-1");
+                return HexFormat.of().formatHex(digest.digest(source.getBytes(StandardCharsets.UTF_8)));
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-1 is required of every JVM", e);
+            }
+        }
+    }
+}
