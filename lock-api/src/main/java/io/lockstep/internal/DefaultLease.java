@@ -279,10 +279,11 @@ public final class DefaultLease<H> implements Lease {
     }
 
     private LossReason expiryReason() {
-        if (lastRenewalFailed) {
-            return LossReason.RENEWAL_FAILED;
+        if (renewalCapped) {
+            return LossReason.MAX_HOLD_REACHED;
         }
-        return renewalCapped ? LossReason.MAX_HOLD_REACHED : LossReason.EXPIRED;
+        // With auto-renewal on, running out means renewals failed or hung past the deadline.
+        return options.autoRenew() || lastRenewalFailed ? LossReason.RENEWAL_FAILED : LossReason.EXPIRED;
     }
 
     private void markLost(LossReason reason) {
