@@ -13,6 +13,14 @@ import io.lockstep.LockProvider;
 import io.lockstep.LockTimeoutException;
 import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
+import io.lockstep.StrengthTier;
+import io.lockstep.tck.faults.BackendFaults;
+import io.lockstep.tck.faults.BackendFaults.Fault;
+import io.lockstep.tck.faults.ChildJvmHolder;
+import io.lockstep.tck.history.Event.Op;
+import io.lockstep.tck.history.FencedRegister;
+import io.lockstep.tck.history.History;
+import io.lockstep.tck.history.HistoryChecker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,7 +35,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -66,6 +76,36 @@ public abstract class LockProviderCompatibilityKit {
      */
     protected Optional<LockProvider> newUnreachableProvider() {
         return Optional.empty();
+    }
+
+    /**
+     * The faults the kit may inject into the backend behind {@link #newProvider()}: pause, kill and
+     * restart the server, partition the clients from it, expire a session. {@link BackendFaults#NONE}
+     * (the default) skips every fault scenario; scenarios needing a fault the hook does not list in
+     * {@link BackendFaults#supported()} are skipped too. See {@link io.lockstep.tck.faults.LocalServerFaults}
+     * for servers the kit started.
+     */
+    protected BackendFaults faults() {
+        return BackendFaults.NONE;
+    }
+
+    /**
+     * A URI that {@link io.lockstep.Locks#open(String)} resolves, in another JVM with this JVM's class
+     * path, to the same backend as {@link #newProvider()}: the holder-in-a-child-JVM scenarios (frozen
+     * by SIGSTOP, killed by SIGKILL) use it. Empty (the default) skips them.
+     */
+    protected Optional<String> childJvmUri() {
+        return Optional.empty();
+    }
+
+    /**
+     * Whether exclusion and fences survive the server being killed and restarted; by default true for
+     * every tier but {@link StrengthTier#BEST_EFFORT} (one server that may keep its state only in memory).
+     * When false, the kill-and-restart scenario still checks failing closed and the loss signal, but not
+     * fences across the restart.
+     */
+    protected boolean survivesServerRestart() {
+        return info().tier() != StrengthTier.BEST_EFFORT;
     }
 
     /** The timing factor for this run. */
@@ -751,6 +791,307 @@ public abstract class LockProviderCompatibilityKit {
                             .as("fence of %s after %s", next, prev)
                             .isGreaterThan(prev.fence().getAsLong());
                 }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ fault scenarios
+
+    private BackendFaults faultsFor(Fault fault) {
+        BackendFaults faults = faults();
+        faults.assumeSupports(fault);
+        return faults;
+    }
+
+    /** Injects a fault and makes sure it is undone after the test, even if the test fails; returns the undo. */
+    private Runnable inject(Runnable fault, Runnable undo) {
+        AtomicBoolean undone = new AtomicBoolean();
+        Runnable once = () -> {
+            if (undone.compareAndSet(false, true)) {
+                undo.run();
+            }
+        };
+        track(once::run);
+        fault.run();
+        return once;
+    }
+
+    /** The history checker for this provider: fences only if claimed, leftovers allowed a lease time. */
+    private HistoryChecker checker() {
+        HistoryChecker checker =
+                HistoryChecker.strict().leftoverAllowance(margin(), shortLease().plus(margin()));
+        return info().has(Capability.FENCING) ? checker : checker.withoutFences();
+    }
+
+    private static long fence(Lease lease) {
+        OptionalLong fence = lease.fencingToken();
+        assertThat(fence).as("fencing token of %s", lease).isPresent();
+        return fence.getAsLong();
+    }
+
+    /** Completes with the monotonic time at which {@code lease.lost()} completed. */
+    private static CompletableFuture<Long> lostAt(Lease lease, AtomicReference<LossReason> reason) {
+        CompletableFuture<Long> at = new CompletableFuture<>();
+        lease.lost().thenAccept(r -> {
+            long now = System.nanoTime();
+            reason.set(r);
+            at.complete(now);
+        });
+        return at;
+    }
+
+    /**
+     * The shared shape of the server-side fault scenarios: a renewing holder, a fault, the holder must
+     * learn it lost the lock by its validity deadline, another client's acquire must fail closed during
+     * the fault, and after recovery another client gets the lock within a lease time plus a margin with
+     * a greater fence. Everything is recorded and checked as a history.
+     */
+    private void holderLosesTheLockAndAcquiringFailsClosed(
+            String label, Runnable fault, Runnable recover, boolean fencesSurvive) throws Exception {
+        assumeCapability(Capability.LEASE_EXPIRY);
+        String name = lockName(label);
+        History history = new History();
+        History.Recorder holder = history.client("holder");
+        History.Recorder bystander = history.client("bystander");
+        History.Recorder next = history.client("next");
+        LockProvider other = anotherClient();
+        LockProvider third = anotherClient();
+
+        holder.invoke(Op.ACQUIRE, name);
+        Lease lease = mustAcquire(provider, name, lease(shortLease()).withAutoRenew());
+        holder.acquired(lease);
+        AtomicReference<LossReason> reason = new AtomicReference<>();
+        CompletableFuture<Long> lostAt = lostAt(lease, reason);
+        lease.lost().thenAccept(r -> holder.lost(lease));
+
+        Runnable undo = inject(fault, recover);
+        long faultAt = System.nanoTime();
+        // Nothing can renew the lease from here on: its deadline is what it holds now.
+        holder.extended(lease);
+        long deadline = faultAt + lease.remaining().toNanos();
+
+        bystander.invoke(Op.ACQUIRE, name);
+        long tryAt = System.nanoTime();
+        assertThatThrownBy(() -> {
+                    Optional<Lease> got = other.tryAcquire(name, lease(longLease()));
+                    got.ifPresent(LockProviderCompatibilityKit.this::track);
+                    if (got.isPresent()) {
+                        bystander.acquired(got.get());
+                    }
+                })
+                .as("tryAcquire while the backend cannot be reached must fail closed")
+                .isInstanceOf(BackendUnavailableException.class);
+        bystander.unknown(Op.ACQUIRE, name);
+        assertThat(Duration.ofNanos(System.nanoTime() - tryAt))
+                .as("time to fail closed")
+                .isLessThan(timing.millis(60_000));
+
+        long lostNanos =
+                lostAt.get(Math.max(0, deadline - System.nanoTime()) + margin().toNanos(), TimeUnit.NANOSECONDS);
+        assertThat(reason.get()).as("loss reason").isNotNull().isNotEqualTo(LossReason.RELEASED);
+        assertThat(Duration.ofNanos(lostNanos - deadline))
+                .as("lost() completed this long after the lease's validity deadline")
+                .isLessThanOrEqualTo(margin());
+        assertThat(lease.isValid()).isFalse();
+
+        undo.run();
+        long recoveredAt = System.nanoTime();
+        next.invoke(Op.ACQUIRE, name);
+        Lease after = track(third.acquire(
+                name,
+                lease(longLease()).withWaitTime(shortLease().plus(margin()).multipliedBy(2))));
+        next.acquired(after);
+        assertThat(Duration.ofNanos(System.nanoTime() - recoveredAt))
+                .as("time until another client got the lock after recovery")
+                .isLessThanOrEqualTo(shortLease().plus(margin()).multipliedBy(2));
+        HistoryChecker checker = checker();
+        if (!fencesSurvive) {
+            checker = checker.withoutFences();
+        }
+        checker.check(history).assertValid();
+    }
+
+    @Nested
+    @DisplayName("Fault: holder paused past its lease, then writing")
+    class HolderPausedPastItsLease {
+        @Test
+        @DisplayName("a holder that sleeps past its lease and then writes is rejected by a fenced resource")
+        void sleepingHolderWriteIsRejected() {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            assumeCapability(Capability.FENCING);
+            String name = lockName("sleeper");
+            History history = new History();
+            FencedRegister register = new FencedRegister(name, history);
+            History.Recorder sleeper = history.client("sleeper");
+            History.Recorder next = history.client("next");
+
+            sleeper.invoke(Op.ACQUIRE, name);
+            Lease stale = mustAcquire(provider, name, lease(shortLease()));
+            sleeper.acquired(stale);
+            assertThat(register.write("sleeper", fence(stale))).isTrue();
+            // The "pause": nothing renews the lease while its holder sleeps through it.
+            next.invoke(Op.ACQUIRE, name);
+            Lease current = track(anotherClient()
+                    .acquire(name, lease(longLease()).withWaitTime(shortLease().plus(margin()))));
+            next.acquired(current);
+            assertThat(register.write("next", fence(current))).isTrue();
+            // The sleeper wakes and writes without looking at its lease, as a paused process does.
+            assertThat(register.write("sleeper", fence(stale)))
+                    .as("write with the stale fence %d after fence %d", fence(stale), fence(current))
+                    .isFalse();
+            assertThat(register.accepted()).isEqualTo(2);
+            checker().check(history).assertValid();
+        }
+
+        @Test
+        @DisplayName(
+                "a holder JVM frozen by SIGSTOP past its lease loses the lock, and its write after SIGCONT is rejected")
+        void frozenChildJvmWriteIsRejected() {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            assumeCapability(Capability.FENCING);
+            Optional<String> uri = childJvmUri();
+            assumeTrue(uri.isPresent(), "no childJvmUri() to start a holder in another JVM");
+            String name = lockName("frozen");
+            History history = new History();
+            FencedRegister register = new FencedRegister(name, history);
+            History.Recorder next = history.client("next");
+            Duration answer = timing.millis(30_000);
+            ChildJvmHolder child = track(ChildJvmHolder.builder(uri.get(), name)
+                    .client("frozen")
+                    .leaseTime(shortLease())
+                    .autoRenew(true)
+                    .history(history)
+                    .start());
+            child.awaitAcquired(answer);
+            assertThat(child.write(register, answer)).isTrue();
+
+            Runnable thaw = inject(child::pause, child::resume);
+            next.invoke(Op.ACQUIRE, name);
+            Lease current = track(anotherClient()
+                    .acquire(name, lease(longLease()).withWaitTime(shortLease().plus(margin()))));
+            next.acquired(current);
+            assertThat(register.write("next", fence(current))).isTrue();
+            thaw.run();
+
+            assertThat(child.write(register, answer))
+                    .as("the thawed holder's write with its stale fence")
+                    .isFalse();
+            Awaits.until("the thawed holder learns it lost the lease", margin(), () -> child.lostReason()
+                    .isPresent());
+            assertThat(register.accepted()).isEqualTo(2);
+            checker().check(history).assertValid();
+        }
+    }
+
+    @Nested
+    @DisplayName("Fault: client/server partition")
+    class Partition {
+        @Test
+        @DisplayName(
+                "a partitioned holder learns it lost the lock by its validity deadline, and acquiring fails closed")
+        void partitionedHolderLosesByItsDeadline() throws Exception {
+            BackendFaults faults = faultsFor(Fault.PARTITION);
+            holderLosesTheLockAndAcquiringFailsClosed("partition", faults::partition, faults::heal, true);
+        }
+    }
+
+    @Nested
+    @DisplayName("Fault: server paused")
+    class ServerPaused {
+        @Test
+        @DisplayName(
+                "while the server is frozen the holder learns it lost the lock by its deadline, and acquiring fails closed")
+        void pausedServerHolderLosesByItsDeadline() throws Exception {
+            BackendFaults faults = faultsFor(Fault.PAUSE_SERVER);
+            holderLosesTheLockAndAcquiringFailsClosed("paused", faults::pauseServer, faults::resumeServer, true);
+        }
+    }
+
+    @Nested
+    @DisplayName("Fault: server killed and restarted")
+    class ServerKilled {
+        @Test
+        @DisplayName(
+                "while the server is down acquiring fails closed and the holder learns it lost the lock; after a restart the lock can be taken again")
+        void killedServerFailsClosedAndRecovers() throws Exception {
+            BackendFaults faults = faultsFor(Fault.KILL_SERVER);
+            holderLosesTheLockAndAcquiringFailsClosed(
+                    "killed", faults::killServer, faults::restartServer, survivesServerRestart());
+        }
+    }
+
+    @Nested
+    @DisplayName("Fault: holder crashed")
+    class HolderCrashed {
+        @Test
+        @DisplayName(
+                "a holder whose connection closes without releasing frees the lock within its lease time plus a margin")
+        void closedHolderFreesTheLockByItsLeaseTime() {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            String name = lockName("closed-holder");
+            LockProvider crashing = anotherClient();
+            Lease lease = mustAcquire(crashing, name, lease(shortLease()).withAutoRenew());
+            OptionalLong before = lease.fencingToken();
+            long crashAt = System.nanoTime();
+            crashing.close();
+            Lease next = track(anotherClient()
+                    .acquire(name, lease(longLease()).withWaitTime(shortLease().plus(margin()))));
+            assertThat(Duration.ofNanos(System.nanoTime() - crashAt))
+                    .as("time until another client got the crashed holder's lock")
+                    .isLessThanOrEqualTo(shortLease().plus(margin()));
+            if (info().has(Capability.FENCING)) {
+                assertThat(fence(next)).isGreaterThan(before.getAsLong());
+            }
+        }
+
+        @Test
+        @DisplayName("a holder JVM killed by SIGKILL frees the lock within its lease time plus a margin")
+        void killedChildJvmFreesTheLock() {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            Optional<String> uri = childJvmUri();
+            assumeTrue(uri.isPresent(), "no childJvmUri() to start a holder in another JVM");
+            String name = lockName("killed-holder");
+            History history = new History();
+            History.Recorder next = history.client("next");
+            ChildJvmHolder child = track(ChildJvmHolder.builder(uri.get(), name)
+                    .client("crashing")
+                    .leaseTime(shortLease())
+                    .autoRenew(true)
+                    .history(history)
+                    .start());
+            child.awaitAcquired(timing.millis(30_000));
+            long crashAt = System.nanoTime();
+            child.kill();
+            next.invoke(Op.ACQUIRE, name);
+            Lease lease = track(anotherClient()
+                    .acquire(name, lease(longLease()).withWaitTime(shortLease().plus(margin()))));
+            next.acquired(lease);
+            assertThat(Duration.ofNanos(System.nanoTime() - crashAt))
+                    .as("time until another client got the killed holder's lock")
+                    .isLessThanOrEqualTo(shortLease().plus(margin()));
+            checker().check(history).assertValid();
+        }
+    }
+
+    @Nested
+    @DisplayName("Fault: session expired")
+    class SessionExpired {
+        @Test
+        @DisplayName("when the backend expires the holder's session, lost() completes and another client gets the lock")
+        void expiredSessionEndsTheLease() throws Exception {
+            BackendFaults faults = faultsFor(Fault.EXPIRE_SESSION);
+            String name = lockName("session");
+            LockProvider holderClient = anotherClient();
+            Lease lease = mustAcquire(holderClient, name, lease(shortLease()).withAutoRenew());
+            faults.expireSession(holderClient);
+            LossReason reason = lease.lost()
+                    .toCompletableFuture()
+                    .get(shortLease().plus(margin()).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(reason).isNotEqualTo(LossReason.RELEASED);
+            Lease next = track(anotherClient()
+                    .acquire(name, lease(longLease()).withWaitTime(shortLease().plus(margin()))));
+            if (info().has(Capability.FENCING)) {
+                assertThat(fence(next)).isGreaterThan(fence(lease));
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.lockstep.tck.reference;
 
+import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
@@ -39,6 +40,7 @@ public final class InMemoryLockBackend implements LockBackend<InMemoryLockBacken
     }
 
     private final InMemoryLockStore store;
+    private volatile boolean closed;
 
     /** A client of {@code store}. */
     public InMemoryLockBackend(InMemoryLockStore store) {
@@ -57,22 +59,27 @@ public final class InMemoryLockBackend implements LockBackend<InMemoryLockBacken
 
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        requireOpen();
         return store.tryLock(name, ownerToken, leaseTime);
     }
 
     @Override
     public Optional<Duration> extend(Handle handle, Duration leaseTime) {
+        requireOpen();
         return store.extend(handle, leaseTime);
     }
 
     @Override
     public boolean release(Handle handle) {
+        requireOpen();
         return store.release(handle);
     }
 
     @Override
     public void abandon(String name, String ownerToken) {
-        store.abandon(name, ownerToken);
+        if (!closed) {
+            store.abandon(name, ownerToken);
+        }
     }
 
     @Override
@@ -87,6 +94,13 @@ public final class InMemoryLockBackend implements LockBackend<InMemoryLockBacken
 
     @Override
     public void close() {
-        // Nothing to close: the store outlives its clients.
+        // The store outlives its clients; a closed client, like a closed connection, can do nothing more.
+        closed = true;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new BackendUnavailableException("the client of " + store.name() + " is closed", null, false);
+        }
     }
 }
