@@ -5,9 +5,9 @@ import java.util.Optional;
 /**
  * One live connection to a lock backend.
  *
- * <p>Thread-safe: one provider serves every thread of a process. Closing it closes the backend
- * connection; leases still held are not released by {@code close()} and expire on the backend by
- * their lease time (or end with the backend session).
+ * <p>Thread-safe: one provider serves every thread of a process. Closing it releases the leases it
+ * still holds (best effort, so another process can take over at once; one that cannot be released
+ * ends on the backend by its lease time), stops their renewal and closes the backend connection.
  *
  * <p>Under faults: a backend that cannot be reached never yields a lease; both methods throw
  * {@link BackendUnavailableException} instead (fail closed).
@@ -36,7 +36,7 @@ public interface LockProvider extends AutoCloseable {
     /** What this provider is and what it claims; the compatibility kit checks every claim. */
     ProviderInfo info();
 
-    /** Closes the connection to the backend. Idempotent. */
+    /** Releases the leases still held, then closes the connection to the backend. Idempotent. */
     @Override
     void close();
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +48,7 @@ public final class DefaultLease<H> implements Lease {
     private final Grant<H> grant;
     private final LeaseOptions options;
     private final long acquiredAt;
+    private final Consumer<DefaultLease<H>> onEnd;
 
     private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
     private final CompletableFuture<LossReason> lost = new CompletableFuture<>();
@@ -68,8 +70,10 @@ public final class DefaultLease<H> implements Lease {
             String ownerToken,
             Grant<H> grant,
             LeaseOptions options,
-            long sentAt) {
+            long sentAt,
+            Consumer<DefaultLease<H>> onEnd) {
         this.backend = backend;
+        this.onEnd = onEnd;
         this.calls = calls;
         this.runtime = runtime;
         this.providerName = backend.info().name();
@@ -85,6 +89,7 @@ public final class DefaultLease<H> implements Lease {
      * A held lease for a fresh grant, with its expiry (and renewal, if asked for) scheduled.
      *
      * @param sentAt the monotonic time just before the acquire request was sent
+     * @param onEnd called once when the lease is released or lost (the provider forgets it)
      */
     public static <H> DefaultLease<H> start(
             LockBackend<H> backend,
@@ -94,8 +99,10 @@ public final class DefaultLease<H> implements Lease {
             String ownerToken,
             Grant<H> grant,
             LeaseOptions options,
-            long sentAt) {
-        DefaultLease<H> lease = new DefaultLease<>(backend, calls, runtime, name, ownerToken, grant, options, sentAt);
+            long sentAt,
+            Consumer<DefaultLease<H>> onEnd) {
+        DefaultLease<H> lease =
+                new DefaultLease<>(backend, calls, runtime, name, ownerToken, grant, options, sentAt, onEnd);
         if (grant.backendLoss() != null) {
             grant.backendLoss().thenAccept(lease::markLost);
         }
@@ -172,6 +179,7 @@ public final class DefaultLease<H> implements Lease {
             } finally {
                 runtime.metrics().released(providerName, Duration.ofNanos(now() - acquiredAt));
                 lost.complete(LossReason.RELEASED);
+                onEnd.accept(this);
             }
         } finally {
             io.unlock();
@@ -294,6 +302,7 @@ public final class DefaultLease<H> implements Lease {
         runtime.metrics().lost(providerName, reason);
         log.warn("Lost lock '{}' on {}: {}", name, backend.describe(), reason);
         lost.complete(reason);
+        onEnd.accept(this);
     }
 
     private void setValidity(long sentAt, Duration validity) {

@@ -14,8 +14,11 @@ import io.lockstep.internal.BackendCalls;
 import io.lockstep.internal.DefaultLease;
 import io.lockstep.internal.OwnerTokens;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -43,6 +46,7 @@ public final class BackendLockProvider<H> implements LockProvider {
     private final ProviderInfo info;
     private final BackendCalls calls;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Set<DefaultLease<H>> live = ConcurrentHashMap.newKeySet();
 
     /** A provider over {@code backend}; closing the provider closes the backend. */
     public BackendLockProvider(LockBackend<H> backend, LockRuntime runtime) {
@@ -69,11 +73,27 @@ public final class BackendLockProvider<H> implements LockProvider {
         return info;
     }
 
+    /**
+     * Releases the leases this provider still holds (best effort, so other processes can take over at
+     * once; a lease that cannot be released ends by its lease time), stops their renewal, and closes
+     * the backend.
+     */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            backend.close();
+        if (!closed.compareAndSet(false, true)) {
+            return;
         }
+        for (DefaultLease<H> lease : List.copyOf(live)) {
+            try {
+                lease.close();
+            } catch (RuntimeException e) {
+                log.warn(
+                        "Could not release lock '{}' while closing; it ends by its lease time: {}",
+                        lease.name(),
+                        e.toString());
+            }
+        }
+        backend.close();
     }
 
     @Override
@@ -101,8 +121,14 @@ public final class BackendLockProvider<H> implements LockProvider {
                 Attempt<H> attempt = attemptOnce(name, token, options);
                 if (attempt.isGranted()) {
                     runtime.metrics().acquired(info.name(), Duration.ofNanos(clock.nanoTime() - start));
-                    return Optional.of(
-                            DefaultLease.start(backend, calls, runtime, name, token, attempt.grant(), options, sentAt));
+                    DefaultLease<H> lease = DefaultLease.start(
+                            backend, calls, runtime, name, token, attempt.grant(), options, sentAt, live::remove);
+                    live.add(lease);
+                    if (closed.get()) {
+                        lease.close(); // closed while we were acquiring: hand it straight back
+                        throw new IllegalStateException("provider " + this + " was closed during acquire");
+                    }
+                    return Optional.of(lease);
                 }
                 long left = waitNanos - (clock.nanoTime() - start);
                 if (left <= 0 || watch == null) {

@@ -134,6 +134,19 @@ class BackendLockProviderTest {
     }
 
     @Test
+    @DisplayName("closing the provider releases its leases, completes their lost() and stops renewal")
+    void closeReleasesLeases() throws Exception {
+        Lease renewed = provider.tryAcquire("c1", lease(300).withAutoRenew()).orElseThrow();
+        Lease plain = provider.tryAcquire("c2", lease(60_000)).orElseThrow();
+        plain.release();
+        provider.close();
+        assertThat(renewed.lost().toCompletableFuture().get(1, TimeUnit.SECONDS))
+                .isEqualTo(LossReason.RELEASED);
+        assertThat(backend.isHeld("c1")).isFalse();
+        assertThat(renewed.isValid()).isFalse();
+    }
+
+    @Test
     @DisplayName("a closed provider refuses new work")
     void closedProvider() {
         provider.close();
