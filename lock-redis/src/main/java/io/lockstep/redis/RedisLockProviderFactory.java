@@ -4,11 +4,22 @@ import io.lockstep.LockConfig;
 import io.lockstep.LockConfigurationException;
 import io.lockstep.LockProvider;
 import io.lockstep.spi.LockProviderFactory;
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManagerFactory;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisPooled;
@@ -16,7 +27,9 @@ import redis.clients.jedis.JedisPooled;
 /**
  * Builds {@link RedisLockProvider}s from {@code redis://[user:password@]host[:port][/database]} and
  * {@code rediss://...} (TLS) URIs. Query parameters: {@code keyPrefix} (default {@code lockstep:}),
- * {@code timeout} (connect and socket timeout, default {@code 2s}).
+ * {@code timeout} (connect and socket timeout, default {@code 2s}); for {@code rediss}:
+ * {@code trustStore} and {@code trustStorePassword} (a PKCS12 or JKS file of trusted certificates;
+ * default the JVM's), {@code verifyHostname} (default {@code true}).
  */
 public final class RedisLockProviderFactory implements LockProviderFactory {
 
@@ -51,12 +64,14 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
         } catch (IllegalArgumentException e) {
             throw new LockConfigurationException(e.getMessage(), e);
         }
+        boolean tls = "rediss".equals(config.scheme());
         DefaultJedisClientConfig.Builder client = DefaultJedisClientConfig.builder()
-                .ssl("rediss".equals(config.scheme()))
+                .ssl(tls)
                 .database(database)
                 .connectionTimeoutMillis((int) timeout.toMillis())
                 .socketTimeoutMillis((int) timeout.toMillis())
                 .clientName("lockstep");
+        configureTls(config, tls, client);
         String userInfo = uri.getRawUserInfo();
         if (userInfo != null && !userInfo.isEmpty()) {
             int colon = userInfo.indexOf(':');
@@ -79,6 +94,41 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
                 .closeClient(true)
                 .describedAs(where)
                 .build();
+    }
+
+    private static void configureTls(LockConfig config, boolean tls, DefaultJedisClientConfig.Builder client) {
+        Optional<String> trustStore = config.property("trustStore");
+        boolean verifyHostname = config.booleanProperty("verifyHostname", true);
+        if (!tls) {
+            if (trustStore.isPresent() || config.property("verifyHostname").isPresent()) {
+                throw new LockConfigurationException(
+                        "trustStore and verifyHostname need a rediss:// URI, was " + LockConfig.redacted(config.uri()));
+            }
+            return;
+        }
+        if (verifyHostname) {
+            SSLParameters parameters = new SSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            client.sslParameters(parameters);
+        }
+        if (trustStore.isPresent()) {
+            client.sslSocketFactory(socketFactory(
+                    trustStore.get(), config.property("trustStorePassword").orElse("")));
+        }
+    }
+
+    private static SSLSocketFactory socketFactory(String path, String password) {
+        try (InputStream in = Files.newInputStream(Path.of(path))) {
+            KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+            store.load(in, password.toCharArray());
+            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(store);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, trust.getTrustManagers(), null);
+            return context.getSocketFactory();
+        } catch (IOException | GeneralSecurityException e) {
+            throw new LockConfigurationException("trustStore '" + path + "' could not be read: " + e.getMessage(), e);
+        }
     }
 
     private static int database(URI uri) {

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@code redis-server} on loopback with an ephemeral port, keeping nothing on disk unless asked
@@ -26,10 +27,24 @@ public final class RedisServer extends LocalServer {
     public static final String INSTALL = "apt-get install -y redis-server";
 
     private final List<String> extraArgs;
+    private final @Nullable Path tlsCert;
+    private final @Nullable Path tlsKey;
 
-    private RedisServer(List<String> extraArgs) {
+    private RedisServer(List<String> extraArgs, @Nullable Path tlsCert, @Nullable Path tlsKey) {
         super("redis-server", INSTALL);
         this.extraArgs = List.copyOf(extraArgs);
+        this.tlsCert = tlsCert;
+        this.tlsKey = tlsKey;
+    }
+
+    /**
+     * Starts a server that speaks only TLS on its port, with the given PEM certificate and key
+     * (clients are not asked for certificates). {@link #uri()} is then {@code rediss://}.
+     */
+    public static RedisServer startTls(Path certificatePem, Path privateKeyPem) {
+        RedisServer server = new RedisServer(List.of(), certificatePem, privateKeyPem);
+        server.startProcess();
+        return server;
     }
 
     /** Starts a server that keeps nothing on disk. */
@@ -42,14 +57,14 @@ public final class RedisServer extends LocalServer {
      * "--appendfsync", "always")} for one that survives a restart.
      */
     public static RedisServer startWith(List<String> extraArgs) {
-        RedisServer server = new RedisServer(extraArgs);
+        RedisServer server = new RedisServer(extraArgs, null, null);
         server.startProcess();
         return server;
     }
 
-    /** {@code redis://127.0.0.1:<port>}. */
+    /** {@code redis://127.0.0.1:<port>}, or {@code rediss://} for a TLS server. */
     public String uri() {
-        return "redis://" + host() + ":" + port();
+        return (tlsCert == null ? "redis://" : "rediss://") + host() + ":" + port();
     }
 
     @Override
@@ -70,12 +85,23 @@ public final class RedisServer extends LocalServer {
                 workDir.toString(),
                 "--protected-mode",
                 "no"));
+        if (tlsCert != null && tlsKey != null) {
+            command.set(command.indexOf("--port") + 1, "0");
+            command.addAll(List.of(
+                    "--tls-port", Integer.toString(port),
+                    "--tls-cert-file", tlsCert.toString(),
+                    "--tls-key-file", tlsKey.toString(),
+                    "--tls-auth-clients", "no"));
+        }
         command.addAll(extraArgs);
         return command;
     }
 
     @Override
     protected boolean answers(int port) {
+        if (tlsCert != null) {
+            return true; // the TLS port accepted a connection; a plaintext PING would be refused
+        }
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(host(), port), 500);
             socket.setSoTimeout(500);

@@ -1,0 +1,133 @@
+package io.lockstep.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockConfigurationException;
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
+import io.lockstep.tck.servers.RedisServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+@DisplayName("rediss:// (TLS)")
+class RedisTlsTest {
+
+    private static RedisServer redis;
+    private static Path trustStore;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path dir = Files.createTempDirectory("lockstep-tls");
+        // A self-signed certificate for 127.0.0.1, and a trust store that holds it.
+        run(
+                dir,
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "key.pem",
+                "-out",
+                "cert.pem",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1");
+        run(
+                dir,
+                "keytool",
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "redis",
+                "-file",
+                "cert.pem",
+                "-keystore",
+                "trust.p12",
+                "-storetype",
+                "PKCS12",
+                "-storepass",
+                "changeit");
+        trustStore = dir.resolve("trust.p12");
+        redis = RedisServer.startTls(dir.resolve("cert.pem"), dir.resolve("key.pem"));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    private static void run(Path dir, String... command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .start();
+        String output = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IllegalStateException(String.join(" ", List.of(command)) + " failed: " + output);
+        }
+    }
+
+    @Test
+    @DisplayName("locks work over TLS with a trust store that holds the server's certificate")
+    void tlsWithTrustStore() {
+        String uri = redis.uri() + "?trustStore=" + trustStore + "&trustStorePassword=changeit";
+        try (LockProvider locks = Locks.open(uri)) {
+            assertThat(locks.tryAcquire("tls", LeaseOptions.of(Duration.ofSeconds(5))))
+                    .isPresent();
+        }
+    }
+
+    @Test
+    @DisplayName("an untrusted server certificate fails closed, naming the server")
+    void untrustedCertificateFailsClosed() {
+        try (LockProvider locks = Locks.open(redis.uri() + "?timeout=1s")) {
+            assertThatThrownBy(() -> locks.tryAcquire("tls", LeaseOptions.of(Duration.ofSeconds(5))))
+                    .isInstanceOf(BackendUnavailableException.class)
+                    .hasMessageContaining("127.0.0.1:" + redis.port());
+        }
+    }
+
+    @Test
+    @DisplayName("the certificate must name the host connected to, unless verifyHostname=false")
+    void hostnameIsVerified() {
+        String base = "rediss://localhost:" + redis.port() + "?timeout=1s&trustStore=" + trustStore
+                + "&trustStorePassword=changeit";
+        try (LockProvider locks = Locks.open(base)) {
+            assertThatThrownBy(() -> locks.tryAcquire("tls", LeaseOptions.of(Duration.ofSeconds(5))))
+                    .isInstanceOf(BackendUnavailableException.class);
+        }
+        try (LockProvider locks = Locks.open(base + "&verifyHostname=false")) {
+            assertThat(locks.tryAcquire("tls-2", LeaseOptions.of(Duration.ofSeconds(5))))
+                    .isPresent();
+        }
+    }
+
+    @Test
+    @DisplayName("TLS settings on a plain redis:// URI, or an unreadable trust store, are configuration errors")
+    void badTlsSettings() {
+        assertThatThrownBy(() -> Locks.open("redis://127.0.0.1:1?trustStore=/x.p12"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("rediss://");
+        assertThatThrownBy(() -> Locks.open("rediss://127.0.0.1:1?trustStore=/no/such/file.p12"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("/no/such/file.p12");
+    }
+}
