@@ -60,6 +60,9 @@ final class Node {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Set<Jedis> checked = Collections.newSetFromMap(Collections.synchronizedMap(new WeakHashMap<>()));
 
+    private volatile long clockOffsetMillis;
+    private volatile long clockUncertaintyMillis;
+    private volatile boolean clockKnown;
     private @Nullable String runId;
     private long quarantinedUntil;
     private boolean quarantined;
@@ -114,6 +117,7 @@ final class Node {
         try (Jedis jedis = pool.getResource()) {
             if (!checked.contains(jedis)) {
                 checkRunId(jedis);
+                measureClock(jedis);
                 checked.add(jedis);
             }
             requireNotQuarantined();
@@ -134,6 +138,41 @@ final class Node {
         } catch (JedisNoScriptException e) {
             return jedis.eval(script.source(), keys, args);
         }
+    }
+
+    /**
+     * A deadline in this node's wall-clock milliseconds, {@code budgetMillis} from now plus the
+     * uncertainty of the measured offset between the clocks; 0 (no deadline) while the offset is unknown.
+     * Refusing late is always safe, so a wrong offset costs availability, never exclusion, and a refusal
+     * re-measures it.
+     */
+    long deadline(long budgetMillis) {
+        if (!clockKnown) {
+            return 0;
+        }
+        return System.currentTimeMillis() + clockOffsetMillis + budgetMillis + clockUncertaintyMillis;
+    }
+
+    /** The node refused a request as late at {@code nodeMillis}: take its clock offset from that answer. */
+    void refusedAsLate(long nodeMillis, long budgetMillis) {
+        long offset = nodeMillis - System.currentTimeMillis();
+        if (Math.abs(offset - clockOffsetMillis) > budgetMillis) {
+            log.warn(
+                    "Redlock node {} refused a request as late; its clock moved by {} ms against ours",
+                    address,
+                    offset - clockOffsetMillis);
+        }
+        clockOffsetMillis = offset;
+    }
+
+    private void measureClock(Jedis jedis) {
+        long before = System.currentTimeMillis();
+        List<String> time = jedis.time();
+        long after = System.currentTimeMillis();
+        long nodeMillis = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+        clockOffsetMillis = nodeMillis - (before + after) / 2;
+        clockUncertaintyMillis = (after - before) / 2 + 1;
+        clockKnown = true;
     }
 
     void close() {

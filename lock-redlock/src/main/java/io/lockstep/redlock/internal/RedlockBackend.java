@@ -68,6 +68,11 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     private static final Logger log = LoggerFactory.getLogger(RedlockBackend.class);
     private static final Duration FIXED_DRIFT = Duration.ofMillis(2);
     private static final int MAX_ROUNDS = 8;
+    /** Added to the node timeout for a request's deadline on the node: clocks are read at different moments. */
+    private static final long LATE_SLACK_MILLIS = 10;
+    /** A held lock whose quorum of keys ends within this is waited for inside one attempt. */
+    private static final long EXPIRING_HOLD_MILLIS = 25;
+
     private static final int MAX_FENCE_HINTS = 10_000;
     private static final int MAX_IN_FLIGHT_PER_NODE = 32;
     private static final ProviderInfo INFO = new ProviderInfo(
@@ -189,14 +194,13 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         String ttl = Long.toString(Math.max(1, leaseTime.toMillis()));
         long timeout = options.nodeTimeoutFor(leaseTime).toNanos();
         long proposal = fenceHints.getOrDefault(name, 0L) + 1;
+        long budgetMillis = TimeUnit.NANOSECONDS.toMillis(timeout) + LATE_SLACK_MILLIS;
         for (int round = 1; ; round++) {
             String value = ownerToken + ":" + rounds.incrementAndGet();
             String fence = Long.toString(proposal);
             long roundStart = System.nanoTime();
             List<@Nullable Reply<AcquireReply>> replies = fanOut(
-                            nodes,
-                            node -> node.run(jedis -> parseAcquire(Node.eval(
-                                    jedis, Scripts.ACQUIRE, List.of(lockKey, fenceKey), List.of(value, ttl, fence)))))
+                            nodes, node -> acquireOn(node, lockKey, fenceKey, value, ttl, fence, budgetMillis))
                     .await(
                             r -> Replies.count(r, a -> a.kind() == AcquireReply.Kind.GRANTED) >= quorum,
                             roundStart + timeout);
@@ -216,7 +220,15 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
                     throw new BackendUnavailableException(
                             unreachableMessage("lock '" + name + "'", replies, timeout), null, true);
                 case HELD -> {
-                    return Attempt.busy(retryDelay(tally.retryAfterMillis()));
+                    // A holder whose keys end within moments has usually seen its own validity end already
+                    // (it ends a drift allowance before the keys): look again then rather than report busy.
+                    long endsIn = tally.retryAfterMillis();
+                    if (endsIn < 0 || endsIn > EXPIRING_HOLD_MILLIS || round >= MAX_ROUNDS) {
+                        return Attempt.busy(retryDelay(endsIn));
+                    }
+                    if (!pause(TimeUnit.MILLISECONDS.toNanos(endsIn + 1))) {
+                        return Attempt.busy(Duration.ZERO);
+                    }
                 }
                 case STALE -> {
                     if (round < MAX_ROUNDS) {
@@ -463,6 +475,20 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
             out.add(reply == null ? null : reply.value());
         }
         return out;
+    }
+
+    private static AcquireReply acquireOn(
+            Node node, String lockKey, String fenceKey, String value, String ttl, String fence, long budgetMillis) {
+        return node.run(jedis -> {
+            String deadline = Long.toString(node.deadline(budgetMillis));
+            Object reply =
+                    Node.eval(jedis, Scripts.ACQUIRE, List.of(lockKey, fenceKey), List.of(value, ttl, fence, deadline));
+            if (reply instanceof List<?> list && list.size() == 3 && toLong(list.get(0)) == 3) {
+                node.refusedAsLate(toLong(list.get(2)), budgetMillis);
+                throw new Node.NodeFailure("refused the request as late: it arrived after its deadline", null);
+            }
+            return parseAcquire(reply);
+        });
     }
 
     static AcquireReply parseAcquire(Object reply) {

@@ -12,12 +12,23 @@ import java.util.HexFormat;
 final class Scripts {
 
     /**
-     * Fenced acquire. KEYS: lock key, fence key. ARGV: value, TTL in ms, proposed fence. Grants only
-     * if the key is free and the proposal is greater than the node's counter, then stores both.
-     * Returns {1, counter} granted, {0, counter, pttl, holder hash} held, {2, counter} stale.
+     * Fenced acquire. KEYS: lock key, fence key. ARGV: value, TTL in ms, proposed fence, deadline in
+     * the node's wall-clock ms (0: none). Grants only if the key is free and the proposal is greater than
+     * the node's counter, then stores both. A request that reaches the node after its deadline (the node
+     * was paused, or the network held it) is refused, so a client that stopped waiting never leaves a
+     * late grant behind. Returns {1, counter} granted, {0, counter, pttl, holder hash} held, {2, counter}
+     * stale, {3, counter, node time} too late.
      */
     static final Script ACQUIRE = new Script(
             """
+            local deadline = tonumber(ARGV[4])
+            if deadline > 0 then
+              local t = redis.call('TIME')
+              local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+              if now > deadline then
+                return {3, 0, now}
+              end
+            end
             local raw = redis.call('GET', KEYS[2])
             local counter = 0
             if raw then

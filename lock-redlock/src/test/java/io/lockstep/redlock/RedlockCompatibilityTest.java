@@ -1,0 +1,87 @@
+package io.lockstep.redlock;
+
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
+import io.lockstep.tck.LockProviderCompatibilityKit;
+import io.lockstep.tck.faults.BackendFaults;
+import io.lockstep.tck.faults.TcpProxy;
+import io.lockstep.tck.servers.LocalServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+
+/**
+ * The whole compatibility kit against Redlock over five real redis-server processes, opened by URI.
+ * The clients reach three of the nodes (a majority) through TCP proxies so that the kit's faults
+ * (pause, kill, partition of "the server") take the quorum away.
+ *
+ * <p>The nodes keep everything in memory, so a restarted majority has lost its fence counters: the
+ * kit is told fences do not survive a restart (see the README; {@link PersistentRedlockCompatibilityTest}
+ * runs the kit on nodes that persist every write, where they do).
+ */
+@DisplayName("Redlock over five in-memory nodes passes the compatibility kit")
+class RedlockCompatibilityTest extends LockProviderCompatibilityKit {
+
+    private static final List<Integer> MAJORITY = List.of(0, 1, 2);
+    private static RedisNodes nodes;
+    private static final List<TcpProxy> proxies = new ArrayList<>();
+
+    @BeforeAll
+    static void startNodes() {
+        nodes = RedisNodes.start(5);
+        startProxies(nodes);
+    }
+
+    static void startProxies(RedisNodes started) {
+        for (int i : MAJORITY) {
+            proxies.add(TcpProxy.start(started.server(i).host(), started.port(i)));
+        }
+    }
+
+    @AfterAll
+    static void stopNodes() {
+        proxies.forEach(TcpProxy::close);
+        proxies.clear();
+        if (nodes != null) {
+            nodes.close();
+        }
+    }
+
+    static String uri(RedisNodes started, String query) {
+        StringBuilder hosts = new StringBuilder();
+        for (int i = 0; i < started.size(); i++) {
+            int port = i < proxies.size() ? proxies.get(i).port() : started.port(i);
+            hosts.append(i == 0 ? "" : ",").append("127.0.0.1:").append(port);
+        }
+        return "redlock://" + hosts + (query.isEmpty() ? "" : "?" + query);
+    }
+
+    @Override
+    protected LockProvider newProvider() {
+        return Locks.open(uri(nodes, ""));
+    }
+
+    @Override
+    protected Optional<LockProvider> newUnreachableProvider() {
+        return Optional.of(Locks.open("redlock://127.0.0.1:" + LocalServer.freePort() + ",127.0.0.1:"
+                + LocalServer.freePort() + ",127.0.0.1:" + LocalServer.freePort() + "?connectTimeout=200ms"));
+    }
+
+    @Override
+    protected BackendFaults faults() {
+        return new MajorityFaults(nodes, MAJORITY, proxies);
+    }
+
+    @Override
+    protected Optional<String> childJvmUri() {
+        return Optional.of(uri(nodes, ""));
+    }
+
+    @Override
+    protected boolean survivesServerRestart() {
+        return false;
+    }
+}
