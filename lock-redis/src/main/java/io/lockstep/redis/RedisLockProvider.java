@@ -1,14 +1,10 @@
 package io.lockstep.redis;
 
-import io.lockstep.Lease;
-import io.lockstep.LeaseOptions;
-import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
-import io.lockstep.ProviderInfo;
 import io.lockstep.redis.internal.RedisBackend;
 import io.lockstep.spi.BackendLockProvider;
+import io.lockstep.spi.ForwardingLockProvider;
 import java.util.Objects;
-import java.util.Optional;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -17,6 +13,9 @@ import redis.clients.jedis.UnifiedJedis;
  * <p>Acquire is one Lua script: {@code SET key token NX PX ttl} and {@code INCR} of the lock's fence
  * counter, atomically; release is compare-and-delete and announces the release on pub/sub so waiters
  * wake at once; extend is compare-and-{@code PEXPIRE}. Lock names are only ever passed as KEYS/ARGV.
+ *
+ * <p>Closing it releases the leases it still holds, stops the release subscription, and closes the
+ * client if {@link Builder#closeClient} was set.
  *
  * <p>Tier {@link io.lockstep.StrengthTier#BEST_EFFORT}: exclusion survives a holder crash (the key
  * expires), not a failover to a replica that missed the write, nor a restart of a server without
@@ -27,47 +26,18 @@ import redis.clients.jedis.UnifiedJedis;
  * try (LockProvider locks = RedisLockProvider.builder(new JedisPooled("localhost", 6379)).build()) { ... }
  * }</pre>
  */
-public final class RedisLockProvider implements LockProvider {
+public final class RedisLockProvider extends ForwardingLockProvider {
 
     /** The default key prefix. */
     public static final String DEFAULT_KEY_PREFIX = "lockstep:";
 
-    private final BackendLockProvider<RedisBackend.Handle> delegate;
-
     private RedisLockProvider(Builder b) {
-        RedisBackend backend = new RedisBackend(b.jedis, b.closeClient, b.keyPrefix, b.where);
-        this.delegate = new BackendLockProvider<>(backend, b.runtime);
+        super(new BackendLockProvider<>(new RedisBackend(b.jedis, b.closeClient, b.keyPrefix, b.where), b.runtime));
     }
 
     /** A builder over {@code jedis} ({@code JedisPooled} for one server, {@code JedisCluster} for a cluster). */
     public static Builder builder(UnifiedJedis jedis) {
         return new Builder(jedis);
-    }
-
-    @Override
-    public Optional<Lease> tryAcquire(String name, LeaseOptions options) {
-        return delegate.tryAcquire(name, options);
-    }
-
-    @Override
-    public Lease acquire(String name, LeaseOptions options) {
-        return delegate.acquire(name, options);
-    }
-
-    @Override
-    public ProviderInfo info() {
-        return delegate.info();
-    }
-
-    /** Stops the release subscription, and closes the client if {@link Builder#closeClient} was set. */
-    @Override
-    public void close() {
-        delegate.close();
-    }
-
-    @Override
-    public String toString() {
-        return delegate.toString();
     }
 
     /** Builds a {@link RedisLockProvider}. */
