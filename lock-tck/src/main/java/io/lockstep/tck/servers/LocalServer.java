@@ -92,9 +92,38 @@ public abstract class LocalServer implements AutoCloseable {
         return process != null && process.isAlive();
     }
 
-    /** Freezes the server with SIGSTOP: connections stay open, nothing is answered. */
+    /**
+     * Freezes the server with SIGSTOP: connections stay open, nothing is answered. Returns once the
+     * kernel reports the process stopped (on Linux, where {@code /proc} tells), so nothing the test
+     * sends afterwards is answered.
+     */
     public synchronized void pause() {
         signal("STOP");
+        awaitStopped(requireProcess().pid());
+    }
+
+    private static void awaitStopped(long pid) {
+        Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        if (!Files.isReadable(stat)) {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() - deadline < 0) {
+            try {
+                String text = Files.readString(stat);
+                char state = text.charAt(text.lastIndexOf(')') + 2);
+                if (state == 'T' || state == 't') {
+                    return;
+                }
+                Thread.sleep(1);
+            } catch (IOException e) {
+                return; // gone: nothing left to pause
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        throw new IllegalStateException("process " + pid + " did not stop within 5 s of SIGSTOP");
     }
 
     /** Resumes a paused server with SIGCONT. */

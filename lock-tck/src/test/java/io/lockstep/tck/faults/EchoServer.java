@@ -67,12 +67,16 @@ final class EchoServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException, InterruptedException {
+    public void close() throws IOException {
         server.close();
         for (Socket s : sockets) {
             s.close();
         }
         threads.shutdownNow();
-        threads.awaitTermination(5, TimeUnit.SECONDS);
+        try {
+            threads.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
