@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * ACQUIRED <fence|->}, {@code FAILED <message>}, {@code LOST <reason>}, {@code WROTE <fence|-> <valid>},
  * {@code RELEASED <true|false>} and {@link Event#toLine() EVENT} lines for the {@link History}; on stdin
  * the commands {@code WRITE}, {@code RELEASE} and {@code EXIT}. It exits by itself when its stdin closes
- * (the parent died) and after its maximum lifetime, so no child outlives a test run.
+ * (the parent died) and after its maximum lifetime, and a shutdown hook of this JVM kills children that
+ * are still running (a child frozen by SIGSTOP notices nothing), so no child outlives a test run.
  *
  * <p>A naive holder: asked to write, it writes with its fence whether or not its lease is still valid,
  * which is what a process waking from a pause does. The resource must reject it.
@@ -63,6 +64,14 @@ public final class ChildJvmHolder implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ChildJvmHolder.class);
     private static final String NONE = "-";
+    /** Children still running; killed if this JVM exits first, since a stopped child cannot see its stdin close. */
+    private static final java.util.Set<Process> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime()
+                .addShutdownHook(
+                        new Thread(() -> LIVE.forEach(Process::destroyForcibly), "lockstep-child-holder-reaper"));
+    }
 
     private final String client;
     private final String lock;
@@ -100,6 +109,8 @@ public final class ChildJvmHolder implements AutoCloseable {
         this.process = new ProcessBuilder(command)
                 .redirectError(ProcessBuilder.Redirect.to(stderr.toFile()))
                 .start();
+        LIVE.add(process);
+        process.onExit().thenRun(() -> LIVE.remove(process));
         this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
         this.reader = new Thread(this::readLines, "lockstep-child-holder-" + process.pid());
         reader.setDaemon(true);
