@@ -3,6 +3,9 @@ package io.lockstep.redis;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.tck.LockProviderCompatibilityKit;
+import io.lockstep.tck.faults.BackendFaults;
+import io.lockstep.tck.faults.LocalServerFaults;
+import io.lockstep.tck.faults.TcpProxy;
 import io.lockstep.tck.servers.LocalServer;
 import io.lockstep.tck.servers.RedisServer;
 import java.util.Optional;
@@ -10,28 +13,47 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("lock-redis passes the compatibility kit on a real redis-server")
+@DisplayName("lock-redis passes the compatibility kit on a real redis-server, faults included")
 class RedisCompatibilityTest extends LockProviderCompatibilityKit {
 
     private static RedisServer redis;
+    private static TcpProxy proxy;
 
     @BeforeAll
     static void startRedis() {
         redis = RedisServer.start();
+        proxy = TcpProxy.start(redis.host(), redis.port());
     }
 
     @AfterAll
     static void stopRedis() {
-        redis.close();
+        if (proxy != null) {
+            proxy.close();
+        }
+        if (redis != null) {
+            redis.close();
+        }
     }
 
     @Override
     protected LockProvider newProvider() {
-        return Locks.open(redis.uri());
+        // Through the proxy, so the kit can partition clients from the server; a short socket
+        // timeout so a paused server is noticed within the kit's margins.
+        return Locks.open("redis://" + proxy.host() + ":" + proxy.port() + "?timeout=250ms");
     }
 
     @Override
     protected Optional<LockProvider> newUnreachableProvider() {
         return Optional.of(Locks.open("redis://127.0.0.1:" + LocalServer.freePort() + "?timeout=500ms"));
+    }
+
+    @Override
+    protected BackendFaults faults() {
+        return LocalServerFaults.of(redis, proxy);
+    }
+
+    @Override
+    protected Optional<String> childJvmUri() {
+        return Optional.of(redis.uri() + "?timeout=250ms");
     }
 }
