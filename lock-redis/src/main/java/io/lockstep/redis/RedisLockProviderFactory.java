@@ -20,6 +20,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
+import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisPooled;
@@ -27,7 +28,8 @@ import redis.clients.jedis.JedisPooled;
 /**
  * Builds {@link RedisLockProvider}s from {@code redis://[user:password@]host[:port][/database]} and
  * {@code rediss://...} (TLS) URIs. Query parameters: {@code keyPrefix} (default {@code lockstep:}),
- * {@code timeout} (connect and socket timeout, default {@code 2s}); for {@code rediss}:
+ * {@code timeout} (connect and socket timeout, default {@code 2s}), {@code poolSize} (connections,
+ * one of them for release notifications, default 16); for {@code rediss}:
  * {@code trustStore} and {@code trustStorePassword} (a PKCS12 or JKS file of trusted certificates;
  * default the JVM's), {@code verifyHostname} (default {@code true}).
  */
@@ -87,7 +89,10 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
             }
         }
         String where = host + ":" + port;
-        JedisPooled jedis = new JedisPooled(new HostAndPort(host, port), client.build());
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(config.intProperty("poolSize", 16, 2, 1024));
+        pool.setMaxIdle(pool.getMaxTotal());
+        JedisPooled jedis = new JedisPooled(new HostAndPort(host, port), client.build(), pool);
         return RedisLockProvider.builder(jedis)
                 .keyPrefix(prefix)
                 .runtime(config.runtime())

@@ -105,6 +105,9 @@ class RedisLockProviderFactoryTest {
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("timeout")
                 .hasMessageContaining("soon");
+        assertThatThrownBy(() -> Locks.open("redis://localhost:6379?poolSize=1"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("poolSize must be between 2 and 1024, was 1");
         assertThatThrownBy(() -> Locks.open("redis://localhost:6379?keyPrefix=%7Bx%7D"))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("keyPrefix");
