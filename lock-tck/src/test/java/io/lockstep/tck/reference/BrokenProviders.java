@@ -34,7 +34,9 @@ final class BrokenProviders {
         /** lost() never completes, not even on release. */
         LOST_NEVER_COMPLETES,
         /** extend() reports success whether or not the lease still owns the lock. */
-        EXTEND_IGNORES_OWNERSHIP
+        EXTEND_IGNORES_OWNERSHIP,
+        /** Leases believe they are valid three times longer than the backend keeps the lock. */
+        VALIDITY_LONGER_THAN_GRANTED
     }
 
     private BrokenProviders() {}
@@ -42,7 +44,7 @@ final class BrokenProviders {
     static LockProvider open(Mutation mutation, InMemoryLockStore store) {
         LockRuntime runtime = LockRuntime.builder().clock(store.clock()).build();
         return switch (mutation) {
-            case RELEASE_WITHOUT_OWNER_CHECK, NO_EXPIRY, REPEATING_FENCES ->
+            case RELEASE_WITHOUT_OWNER_CHECK, NO_EXPIRY, REPEATING_FENCES, VALIDITY_LONGER_THAN_GRANTED ->
                 new BackendLockProvider<>(new BrokenBackend(mutation, new InMemoryLockBackend(store)), runtime);
             case FAIL_OPEN_WHEN_DOWN, LOST_NEVER_COMPLETES, EXTEND_IGNORES_OWNERSHIP ->
                 new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
@@ -75,6 +77,8 @@ final class BrokenProviders {
             return switch (mutation) {
                 case NO_EXPIRY -> Attempt.granted(Grant.of(grant.handle(), grant.fencingToken(), leaseTime));
                 case REPEATING_FENCES -> Attempt.granted(Grant.of(grant.handle(), OptionalLong.of(1), leaseTime));
+                case VALIDITY_LONGER_THAN_GRANTED ->
+                    Attempt.granted(Grant.of(grant.handle(), grant.fencingToken(), leaseTime.multipliedBy(3)));
                 default -> attempt;
             };
         }

@@ -42,7 +42,8 @@ class KitMutationTest {
                 Arguments.of(MutantKits.FailOpenWhenDown.class, "Partition", "Fault: client/server partition"),
                 Arguments.of(MutantKits.FailOpenWhenDown.class, "ServerKilled", "Fault: server killed and restarted"),
                 Arguments.of(MutantKits.LostNeverCompletes.class, "Loss", "Loss signal"),
-                Arguments.of(MutantKits.ExtendIgnoresOwnership.class, "Ownership", "Ownership"));
+                Arguments.of(MutantKits.ExtendIgnoresOwnership.class, "Ownership", "Ownership"),
+                Arguments.of(MutantKits.ValidityLongerThanGranted.class, "Expiry", "Expiry"));
     }
 
     @ParameterizedTest(name = "{0} fails \"{2}\"")

@@ -88,4 +88,12 @@ final class MutantKits {
             return Mutation.EXTEND_IGNORES_OWNERSHIP;
         }
     }
+
+    static final class ValidityLongerThanGranted extends MutantKit {
+        @Override
+        @Nullable
+        Mutation mutation() {
+            return Mutation.VALIDITY_LONGER_THAN_GRANTED;
+        }
+    }
 }
