@@ -77,7 +77,12 @@ class RedlockFailureTest {
             a.provider().tryAcquire("warm", LeaseOptions.of(LONG)).orElseThrow().release();
             nodes.pause(1);
             nodes.pause(4);
+            // The first call after the pause waits out one node timeout on the frozen nodes; from then on
+            // they are read last and never waited for once a quorum answered.
             long start = System.nanoTime();
+            a.provider().tryAcquire("p1", LeaseOptions.of(LONG)).orElseThrow().release();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(1_000));
+            start = System.nanoTime();
             Lease lease = a.provider().tryAcquire("p2", LeaseOptions.of(LONG)).orElseThrow();
             Duration took = Duration.ofNanos(System.nanoTime() - start);
             assertThat(took)

@@ -13,7 +13,10 @@ import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.Pool;
 
@@ -43,12 +46,6 @@ final class Node {
         }
     }
 
-    /** A command run on a borrowed connection. */
-    @FunctionalInterface
-    interface Call<T> {
-        T run(Jedis jedis);
-    }
-
     private final int index;
     private final String address;
     private final Pool<Jedis> pool;
@@ -60,6 +57,7 @@ final class Node {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Set<Jedis> checked = Collections.newSetFromMap(Collections.synchronizedMap(new WeakHashMap<>()));
 
+    private volatile boolean suspect;
     private volatile long clockOffsetMillis;
     private volatile long clockUncertaintyMillis;
     private volatile boolean clockKnown;
@@ -105,39 +103,104 @@ final class Node {
     }
 
     /**
-     * Runs {@code call} on a connection to this node, after checking a new connection's {@code run_id}.
+     * Borrows a connection for a fan-out: counted in flight, its {@code run_id} checked if it is new,
+     * refused while the node is quarantined. The caller closes it (returning it to the pool).
      *
-     * @throws NodeFailure if the node is quarantined, overloaded, unreachable or answered an error
+     * @throws NodeFailure if the node is overloaded, quarantined or unreachable
      */
-    <T> T run(Call<T> call) {
+    Jedis borrow() {
         if (inFlight.incrementAndGet() > maxInFlight) {
             inFlight.decrementAndGet();
             throw new NodeFailure("not answering: " + maxInFlight + " calls already in flight", null);
         }
-        try (Jedis jedis = pool.getResource()) {
+        Jedis jedis = null;
+        try {
+            jedis = pool.getResource();
             if (!checked.contains(jedis)) {
                 checkRunId(jedis);
                 measureClock(jedis);
                 checked.add(jedis);
             }
             requireNotQuarantined();
-            return call.run(jedis);
-        } catch (NodeFailure e) {
-            throw e;
+            return jedis;
         } catch (RuntimeException e) {
+            if (jedis != null) {
+                jedis.close();
+            }
+            inFlight.decrementAndGet();
+            if (e instanceof NodeFailure failure) {
+                throw failure;
+            }
             throw new NodeFailure(describe(e), e);
+        }
+    }
+
+    /** Whether the pool has a connection ready (borrowing it needs no network). */
+    boolean hasIdleConnection() {
+        return pool.getNumIdle() > 0;
+    }
+
+    /** Returns a borrowed connection. */
+    void giveBack(Jedis jedis) {
+        try {
+            jedis.close();
         } finally {
             inFlight.decrementAndGet();
         }
     }
 
-    /** Runs {@code script} by SHA, loading it on a NOSCRIPT reply. */
-    static Object eval(Jedis jedis, Scripts.Script script, List<String> keys, List<String> args) {
+    /** Sends {@code script} on {@code jedis} without waiting for the reply (EVALSHA, flushed). */
+    static void send(Jedis jedis, Scripts.Script script, List<String> keys, List<String> args) {
+        Connection connection = jedis.getConnection();
+        connection.sendCommand(command(Protocol.Command.EVALSHA, script.sha(), keys, args));
+        connection.getMany(0); // flushes without reading
+    }
+
+    /**
+     * Reads the reply to {@link #send} within {@code timeoutMillis}; on NOSCRIPT loads the script with
+     * EVAL on the same connection. A timeout breaks the connection (it is then destroyed, never reused).
+     */
+    static Object receive(Jedis jedis, Scripts.Script script, List<String> keys, List<String> args, int timeoutMillis) {
+        Connection connection = jedis.getConnection();
+        connection.setSoTimeout(Math.max(1, timeoutMillis));
         try {
-            return jedis.evalsha(script.sha(), keys, args);
-        } catch (JedisNoScriptException e) {
-            return jedis.eval(script.source(), keys, args);
+            try {
+                return connection.getOne();
+            } catch (JedisNoScriptException e) {
+                connection.sendCommand(command(Protocol.Command.EVAL, script.source(), keys, args));
+                return connection.getOne();
+            }
+        } finally {
+            if (!connection.isBroken()) {
+                connection.rollbackTimeout();
+            }
         }
+    }
+
+    private static CommandArguments command(
+            Protocol.Command command, String scriptOrSha, List<String> keys, List<String> args) {
+        CommandArguments arguments =
+                new CommandArguments(command).add(scriptOrSha).add(keys.size());
+        for (String key : keys) {
+            arguments.key(key);
+        }
+        for (String arg : args) {
+            arguments.add(arg);
+        }
+        return arguments;
+    }
+
+    /** Whether the node failed its last call: fan-outs read it last and never wait on it past a decision. */
+    boolean isSuspect() {
+        return suspect;
+    }
+
+    void answered() {
+        suspect = false;
+    }
+
+    void failed() {
+        suspect = true;
     }
 
     /**
@@ -273,7 +336,7 @@ final class Node {
         return out;
     }
 
-    private static String describe(RuntimeException e) {
+    static String describe(RuntimeException e) {
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();

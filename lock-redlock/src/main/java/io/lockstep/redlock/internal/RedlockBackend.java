@@ -12,8 +12,12 @@ import io.lockstep.redlock.internal.Replies.Reply;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
+import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
@@ -33,12 +37,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.Pool;
 
 /**
@@ -75,6 +83,9 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
 
     private static final int MAX_FENCE_HINTS = 10_000;
     private static final int MAX_IN_FLIGHT_PER_NODE = 32;
+    /** How long a background read of a reply nobody waits for may take before the connection is dropped. */
+    private static final int DRAIN_TIMEOUT_MILLIS = 5_000;
+
     private static final ProviderInfo INFO = new ProviderInfo(
             NAME, StrengthTier.QUORUM, EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND));
 
@@ -200,10 +211,14 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
             String fence = Long.toString(proposal);
             long roundStart = System.nanoTime();
             List<@Nullable Reply<AcquireReply>> replies = fanOut(
-                            nodes, node -> acquireOn(node, lockKey, fenceKey, value, ttl, fence, budgetMillis))
-                    .await(
-                            r -> Replies.count(r, a -> a.kind() == AcquireReply.Kind.GRANTED) >= quorum,
-                            roundStart + timeout);
+                    nodes,
+                    new Command(
+                            Scripts.ACQUIRE,
+                            List.of(lockKey, fenceKey),
+                            node -> List.of(value, ttl, fence, Long.toString(node.deadline(budgetMillis)))),
+                    RedlockBackend::parseAcquireReply,
+                    r -> Replies.count(r, a -> a.kind() == AcquireReply.Kind.GRANTED) >= quorum,
+                    roundStart + timeout);
             AcquireTally tally = AcquireTally.decide(values(replies), quorum, proposal);
             long elapsed = clock.nanoTime() - entry;
             if (tally.outcome() == AcquireTally.Outcome.GRANTED && elapsed < validity.toNanos()) {
@@ -258,10 +273,11 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         String ttl = Long.toString(Math.max(1, leaseTime.toMillis()));
         long timeout = options.nodeTimeoutFor(leaseTime).toNanos();
         List<@Nullable Reply<Long>> replies = fanOut(
-                        nodes,
-                        node -> node.run(jedis -> toLong(Node.eval(
-                                jedis, Scripts.EXTEND, List.of(handle.lockKey()), List.of(handle.value(), ttl)))))
-                .await(r -> Replies.count(r, v -> v == 1L) >= quorum, System.nanoTime() + timeout);
+                nodes,
+                new Command(Scripts.EXTEND, List.of(handle.lockKey()), node -> List.of(handle.value(), ttl)),
+                (node, reply) -> toLong(reply),
+                r -> Replies.count(r, v -> v == 1L) >= quorum,
+                System.nanoTime() + timeout);
         int extended = Replies.count(replies, v -> v == 1L);
         int unknown = unknownNotRestarted(replies);
         long elapsed = clock.nanoTime() - start;
@@ -293,15 +309,18 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
                 nodes.stream().filter(n -> !handle.isReleasedOn(n.index())).toList();
         long timeout = options.nodeTimeoutFor(handle.leaseTime()).toNanos();
         int before = handle.releasedCount();
-        List<@Nullable Reply<Long>> replies = fanOut(targets, node -> {
-                    long deleted = node.run(jedis -> toLong(
-                            Node.eval(jedis, Scripts.RELEASE, List.of(handle.lockKey()), List.of(handle.value()))));
+        List<@Nullable Reply<Long>> replies = fanOut(
+                targets,
+                new Command(Scripts.RELEASE, List.of(handle.lockKey()), node -> List.of(handle.value())),
+                (node, reply) -> {
+                    long deleted = toLong(reply);
                     if (deleted == 1L) {
                         handle.markReleasedOn(node.index());
                     }
                     return deleted;
-                })
-                .await(r -> before + Replies.count(r, v -> v == 1L) >= quorum, System.nanoTime() + timeout);
+                },
+                r -> before + Replies.count(r, v -> v == 1L) >= quorum,
+                System.nanoTime() + timeout);
         int released = handle.releasedCount();
         if (released >= quorum) {
             return true;
@@ -327,10 +346,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     public void abandon(String name, String ownerToken) {
         try {
             String lockKey = options.keyPrefix() + name;
-            fanOut(
-                    nodes,
-                    node -> node.run(jedis ->
-                            toLong(Node.eval(jedis, Scripts.ABANDON, List.of(lockKey), List.of(ownerToken + ":")))));
+            inBackground(new Command(Scripts.ABANDON, List.of(lockKey), node -> List.of(ownerToken + ":")));
         } catch (RuntimeException e) {
             log.debug("Abandoning lock '{}' failed", name, e);
         }
@@ -376,10 +392,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         log.warn("Lock '{}' on {} is lost ({}): {}", handle.name(), description, reason, why);
         // Completing the loss first makes the lease report this reason rather than a bare NOT_HELD.
         handle.loss().complete(reason);
-        fanOut(
-                nodes,
-                node -> node.run(jedis ->
-                        toLong(Node.eval(jedis, Scripts.RELEASE, List.of(handle.lockKey()), List.of(handle.value())))));
+        inBackground(new Command(Scripts.RELEASE, List.of(handle.lockKey()), node -> List.of(handle.value())));
     }
 
     private void releaseAfterFailedRound(
@@ -396,43 +409,244 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
             return;
         }
         fanOut(
-                        targets,
-                        node -> node.run(
-                                jedis -> toLong(Node.eval(jedis, Scripts.RELEASE, List.of(lockKey), List.of(value)))))
-                .await(r -> false, System.nanoTime() + timeoutNanos);
+                targets,
+                new Command(Scripts.RELEASE, List.of(lockKey), node -> List.of(value)),
+                (node, reply) -> toLong(reply),
+                r -> false,
+                System.nanoTime() + timeoutNanos);
     }
 
+    /** A script with its keys, and its arguments for a node (computed once the node's connection is checked). */
+    private record Command(Scripts.Script script, List<String> keys, Function<Node, List<String>> args) {}
+
+    /** Turns a node's raw reply into a value, or throws {@link Node.NodeFailure}. */
+    @FunctionalInterface
+    private interface Parser<T> {
+        T parse(Node node, Object reply);
+    }
+
+    private record Sent(Node node, Jedis jedis, List<String> args) {}
+
     /**
-     * Runs {@code call} on each of {@code targets} in parallel; nodes not in {@code targets} answer
-     * nothing at once (a failure reading "not asked"), so waiting covers the targets only.
+     * Runs {@code command} on every node of {@code targets} in parallel from the calling thread: every
+     * request is written first (so all nodes work at once), then the replies are read, nodes that
+     * failed lately last. Reading stops at {@code deadlineNanos}; once {@code enough} holds, nodes that
+     * failed lately are not waited for (their replies are read in the background). Nodes not in
+     * {@code targets} answer "not asked".
+     *
+     * @return one entry per node: a value, a failure, or null for no answer in time
      */
-    private <T> Replies<T> fanOut(List<Node> targets, Function<Node, T> call) {
-        Replies<T> replies = new Replies<>(nodes.size());
+    private <T> List<@Nullable Reply<T>> fanOut(
+            List<Node> targets,
+            Command command,
+            Parser<T> parser,
+            Predicate<List<@Nullable Reply<T>>> enough,
+            long deadlineNanos) {
+        Collector<T> replies = new Collector<>(nodes.size());
         if (targets.size() < nodes.size()) {
-            Set<Integer> asked = new HashSet<>();
-            targets.forEach(n -> asked.add(n.index()));
             for (Node node : nodes) {
-                if (!asked.contains(node.index())) {
-                    replies.fail(node.index(), NOT_ASKED);
+                if (!targets.contains(node)) {
+                    replies.put(node.index(), Reply.failed(NOT_ASKED));
                 }
             }
         }
-        for (Node node : targets) {
+        List<Node> order = new ArrayList<>(targets);
+        order.sort(Comparator.comparing(Node::isSuspect)); // stable: healthy nodes first, in their order
+        List<Sent> sent = new ArrayList<>(order.size());
+        for (Node node : order) {
+            if (node.isSuspect() || !node.hasIdleConnection()) {
+                // Connecting (and checking a new connection) may block: never on the caller's thread.
+                inWorker(node, command, parser, replies, deadlineNanos);
+                continue;
+            }
+            Jedis jedis;
             try {
-                executor.execute(() -> {
-                    try {
-                        replies.succeed(node.index(), call.apply(node));
-                    } catch (Node.NodeFailure e) {
-                        replies.fail(node.index(), e.getMessage());
-                    } catch (RuntimeException e) {
-                        replies.fail(node.index(), e.toString());
-                    }
-                });
-            } catch (RejectedExecutionException e) {
-                replies.fail(node.index(), "the provider is closed");
+                jedis = node.borrow();
+            } catch (Node.NodeFailure e) {
+                replies.put(node.index(), Reply.failed(e.getMessage()));
+                node.failed();
+                continue;
+            }
+            try {
+                List<String> args = command.args().apply(node);
+                Node.send(jedis, command.script(), command.keys(), args);
+                sent.add(new Sent(node, jedis, args));
+            } catch (RuntimeException e) {
+                jedis.getConnection().setBroken();
+                node.giveBack(jedis);
+                replies.put(node.index(), Reply.failed(Node.describe(e)));
+                node.failed();
             }
         }
-        return replies;
+        for (Sent s : sent) {
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0 && enough.test(replies.snapshot())) {
+                drainLater(s, command);
+                continue;
+            }
+            // Past the deadline a node still gets a millisecond: its reply is usually there already (it
+            // was sent with the others) and only the reading waited on a slower node.
+            int millis = left <= 0 ? 1 : (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999));
+            replies.put(s.node().index(), receive(s, command, parser, millis));
+        }
+        return replies.await(enough, deadlineNanos);
+    }
+
+    /** Borrows, sends and reads on a worker thread; the reply counts if it comes by the deadline. */
+    private <T> void inWorker(Node node, Command command, Parser<T> parser, Collector<T> replies, long deadlineNanos) {
+        try {
+            executor.execute(() -> {
+                Jedis jedis;
+                try {
+                    jedis = node.borrow();
+                } catch (Node.NodeFailure e) {
+                    node.failed();
+                    replies.put(node.index(), Reply.failed(e.getMessage()));
+                    return;
+                }
+                List<String> args;
+                try {
+                    args = command.args().apply(node);
+                    Node.send(jedis, command.script(), command.keys(), args);
+                } catch (RuntimeException e) {
+                    jedis.getConnection().setBroken();
+                    node.giveBack(jedis);
+                    node.failed();
+                    replies.put(node.index(), Reply.failed(Node.describe(e)));
+                    return;
+                }
+                long left = deadlineNanos - System.nanoTime();
+                int millis = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999));
+                replies.put(node.index(), receive(new Sent(node, jedis, args), command, parser, millis));
+            });
+        } catch (RejectedExecutionException e) {
+            replies.put(node.index(), Reply.failed("the provider is closed"));
+        }
+    }
+
+    /** Reads one reply within {@code millis} and gives the connection back; null if none came in time. */
+    private static <T> @Nullable Reply<T> receive(Sent s, Command command, Parser<T> parser, int millis) {
+        try {
+            Object raw = Node.receive(s.jedis(), command.script(), command.keys(), s.args(), millis);
+            s.node().answered();
+            return Reply.of(parser.parse(s.node(), raw));
+        } catch (Node.NodeFailure e) {
+            return Reply.failed(e.getMessage());
+        } catch (JedisDataException e) {
+            s.node().answered(); // the node answered, with an error
+            return Reply.failed(e.getMessage());
+        } catch (RuntimeException e) {
+            s.node().failed();
+            return isTimeout(e) ? null : Reply.failed(Node.describe(e));
+        } finally {
+            s.node().giveBack(s.jedis());
+        }
+    }
+
+    /** The replies of one fan-out as they come in, from the caller and from workers. Thread-safe. */
+    private static final class Collector<T> {
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition changed = lock.newCondition();
+        private final List<@Nullable Reply<T>> replies;
+        private final boolean[] done;
+        private int answered;
+
+        Collector(int nodes) {
+            this.replies = new ArrayList<>(Collections.nCopies(nodes, null));
+            this.done = new boolean[nodes];
+        }
+
+        /** Records node {@code index}'s reply (null: none in time); the first record for a node wins. */
+        void put(int index, @Nullable Reply<T> reply) {
+            lock.lock();
+            try {
+                if (!done[index]) {
+                    done[index] = true;
+                    replies.set(index, reply);
+                    answered++;
+                    changed.signalAll();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        List<@Nullable Reply<T>> snapshot() {
+            lock.lock();
+            try {
+                return new ArrayList<>(replies);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Waits until every node is done, {@code enough} holds, or the deadline passes. */
+        List<@Nullable Reply<T>> await(Predicate<List<@Nullable Reply<T>>> enough, long deadlineNanos) {
+            lock.lock();
+            try {
+                while (answered < done.length && !enough.test(replies)) {
+                    long left = deadlineNanos - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    try {
+                        changed.awaitNanos(left);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+                List<@Nullable Reply<T>> out = new ArrayList<>(replies);
+                // Frozen now: a worker's late reply must not change what the caller decided on.
+                Arrays.fill(done, true);
+                answered = done.length;
+                return out;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Reads a reply nobody waits for any more, so the connection can go back to the pool. */
+    private void drainLater(Sent s, Command command) {
+        try {
+            executor.execute(() -> {
+                try {
+                    Node.receive(s.jedis(), command.script(), command.keys(), s.args(), DRAIN_TIMEOUT_MILLIS);
+                    s.node().answered();
+                } catch (RuntimeException e) {
+                    s.node().failed();
+                } finally {
+                    s.node().giveBack(s.jedis());
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            s.jedis().getConnection().setBroken(); // a reply is still due on it: never reuse it
+            s.node().giveBack(s.jedis());
+        }
+    }
+
+    /** Runs {@code command} on every node without waiting (cleanup nobody waits for). */
+    private void inBackground(Command command) {
+        try {
+            executor.execute(() -> fanOut(
+                    nodes,
+                    command,
+                    (node, reply) -> reply,
+                    r -> false,
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DRAIN_TIMEOUT_MILLIS)));
+        } catch (RejectedExecutionException e) {
+            log.debug("Provider closed; cleanup on {} skipped", description);
+        }
+    }
+
+    private static boolean isTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static final String NOT_ASKED = "not asked";
@@ -461,7 +675,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         for (Node node : nodes) {
             Reply<?> reply = replies.get(node.index());
             if (reply == null) {
-                out.add(node.address() + " (no answer within " + Replies.millis(timeoutNanos) + " ms)");
+                out.add(node.address() + " (no answer within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms)");
             } else if (reply.value() == null && !NOT_ASKED.equals(reply.failure())) {
                 out.add(node.address() + " (" + reply.failure() + ")");
             }
@@ -477,18 +691,12 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         return out;
     }
 
-    private static AcquireReply acquireOn(
-            Node node, String lockKey, String fenceKey, String value, String ttl, String fence, long budgetMillis) {
-        return node.run(jedis -> {
-            String deadline = Long.toString(node.deadline(budgetMillis));
-            Object reply =
-                    Node.eval(jedis, Scripts.ACQUIRE, List.of(lockKey, fenceKey), List.of(value, ttl, fence, deadline));
-            if (reply instanceof List<?> list && list.size() == 3 && toLong(list.get(0)) == 3) {
-                node.refusedAsLate(toLong(list.get(2)), budgetMillis);
-                throw new Node.NodeFailure("refused the request as late: it arrived after its deadline", null);
-            }
-            return parseAcquire(reply);
-        });
+    private static AcquireReply parseAcquireReply(Node node, Object reply) {
+        if (reply instanceof List<?> list && list.size() == 3 && toLong(list.get(0)) == 3) {
+            node.refusedAsLate(toLong(list.get(2)), 0);
+            throw new Node.NodeFailure("refused the request as late: it arrived after its deadline", null);
+        }
+        return parseAcquire(reply);
     }
 
     static AcquireReply parseAcquire(Object reply) {
