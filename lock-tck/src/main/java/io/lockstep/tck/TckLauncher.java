@@ -260,7 +260,12 @@ public final class TckLauncher {
 
         synchronized void print(PrintStream out) {
             out.println();
-            for (Map.Entry<String, Group> e : groups.entrySet()) {
+            // Failures first, then groups that passed, then groups skipped entirely; by name within each.
+            List<Map.Entry<String, Group>> ordered = new ArrayList<>(groups.entrySet());
+            ordered.sort(java.util.Comparator.<Map.Entry<String, Group>>comparingInt(
+                            e -> e.getValue().failed > 0 ? 0 : e.getValue().passed > 0 ? 1 : 2)
+                    .thenComparing(Map.Entry::getKey));
+            for (Map.Entry<String, Group> e : ordered) {
                 Group g = e.getValue();
                 String status = g.failed > 0 ? "FAIL" : g.passed > 0 ? "PASS" : "SKIP";
                 out.printf(
