@@ -41,6 +41,10 @@ class KitMutationTest {
                 Arguments.of(MutantKits.RepeatingFences.class, "Fencing", "Fencing"),
                 Arguments.of(MutantKits.FailOpenWhenDown.class, "Partition", "Fault: client/server partition"),
                 Arguments.of(MutantKits.FailOpenWhenDown.class, "ServerKilled", "Fault: server killed and restarted"),
+                Arguments.of(
+                        MutantKits.FailOpenWhenDown.class,
+                        "ContentionThroughAFault",
+                        "Fault: contention through a fault"),
                 Arguments.of(MutantKits.LostNeverCompletes.class, "Loss", "Loss signal"),
                 Arguments.of(MutantKits.ExtendIgnoresOwnership.class, "Ownership", "Ownership"),
                 Arguments.of(MutantKits.ValidityLongerThanGranted.class, "Expiry", "Expiry"));
