@@ -362,4 +362,29 @@ class RedlockFailureTest {
             Thread.onSpinWait();
         }
     }
+
+    @Test
+    @DisplayName("a waiter is woken by the release itself, not by its next poll")
+    void releaseWakesTheWaiter() throws Exception {
+        // Polling alone would look again only after 5 s; the release's notice must wake the waiter.
+        RedlockOptions slowPolling = options().withRetryDelay(Duration.ofSeconds(5));
+        try (RedisNodes.Client a = nodes.client(slowPolling);
+                RedisNodes.Client b = nodes.client(slowPolling)) {
+            Lease held =
+                    a.provider().tryAcquire("handoff", LeaseOptions.of(LONG)).orElseThrow();
+            CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+                Lease lease =
+                        b.provider().acquire("handoff", LeaseOptions.of(LONG).withWaitTime(Duration.ofSeconds(20)));
+                long at = System.nanoTime();
+                lease.release();
+                return at;
+            });
+            Thread.sleep(300); // the waiter tried, found the lock held and waits
+            assertThat(acquiredAt).isNotDone();
+            long releasedAt = System.nanoTime();
+            assertThat(held.release()).isTrue();
+            Duration handoff = Duration.ofNanos(acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt);
+            assertThat(handoff).isLessThan(Duration.ofMillis(500));
+        }
+    }
 }

@@ -135,6 +135,11 @@ final class Node {
         }
     }
 
+    /** The node's pool. */
+    Pool<Jedis> pool() {
+        return pool;
+    }
+
     /** Whether the pool has a connection ready (borrowing it needs no network). */
     boolean hasIdleConnection() {
         return pool.getNumIdle() > 0;

@@ -12,6 +12,7 @@ import io.lockstep.redlock.internal.Replies.Reply;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
+import io.lockstep.spi.ReleaseWatch;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,6 +74,9 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     /** Beside each lock key; lock names have no control characters, so no lock key can be a fence key. */
     static final String FENCE_SUFFIX = "\u0000fence";
 
+    /** After the key prefix: the channel the release script publishes released lock keys on. */
+    static final String RELEASE_CHANNEL = "\u0000lockstep:released";
+
     private static final Logger log = LoggerFactory.getLogger(RedlockBackend.class);
     private static final Duration FIXED_DRIFT = Duration.ofMillis(2);
     private static final int MAX_ROUNDS = 8;
@@ -87,7 +91,9 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     private static final int DRAIN_TIMEOUT_MILLIS = 5_000;
 
     private static final ProviderInfo INFO = new ProviderInfo(
-            NAME, StrengthTier.QUORUM, EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND));
+            NAME,
+            StrengthTier.QUORUM,
+            EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND, Capability.NOTIFIED_WAIT));
 
     /**
      * A node to run on.
@@ -108,6 +114,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     private final AtomicLong longestLeaseNanos = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final String description;
+    private final ReleaseNotifier notifier;
 
     /**
      * A backend over {@code specs}.
@@ -155,6 +162,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
                     return thread;
                 });
         this.executor = pool;
+        this.notifier = new ReleaseNotifier(nodes, options.keyPrefix() + RELEASE_CHANNEL);
     }
 
     private static void validate(List<NodeSpec> specs) {
@@ -311,7 +319,10 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         int before = handle.releasedCount();
         List<@Nullable Reply<Long>> replies = fanOut(
                 targets,
-                new Command(Scripts.RELEASE, List.of(handle.lockKey()), node -> List.of(handle.value())),
+                new Command(
+                        Scripts.RELEASE,
+                        List.of(handle.lockKey()),
+                        node -> List.of(handle.value(), notifier.channel())),
                 (node, reply) -> {
                     long deleted = toLong(reply);
                     if (deleted == 1L) {
@@ -346,10 +357,16 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     public void abandon(String name, String ownerToken) {
         try {
             String lockKey = options.keyPrefix() + name;
-            inBackground(new Command(Scripts.ABANDON, List.of(lockKey), node -> List.of(ownerToken + ":")));
+            inBackground(new Command(
+                    Scripts.ABANDON, List.of(lockKey), node -> List.of(ownerToken + ":", notifier.channel())));
         } catch (RuntimeException e) {
             log.debug("Abandoning lock '{}' failed", name, e);
         }
+    }
+
+    @Override
+    public ReleaseWatch watch(String name) {
+        return notifier.watch(options.keyPrefix() + name);
     }
 
     @Override
@@ -360,6 +377,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            notifier.close();
             executor.shutdown();
             for (Node node : nodes) {
                 try {
@@ -392,7 +410,8 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         log.warn("Lock '{}' on {} is lost ({}): {}", handle.name(), description, reason, why);
         // Completing the loss first makes the lease report this reason rather than a bare NOT_HELD.
         handle.loss().complete(reason);
-        inBackground(new Command(Scripts.RELEASE, List.of(handle.lockKey()), node -> List.of(handle.value())));
+        inBackground(new Command(
+                Scripts.RELEASE, List.of(handle.lockKey()), node -> List.of(handle.value(), notifier.channel())));
     }
 
     private void releaseAfterFailedRound(
@@ -410,7 +429,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         }
         fanOut(
                 targets,
-                new Command(Scripts.RELEASE, List.of(lockKey), node -> List.of(value)),
+                new Command(Scripts.RELEASE, List.of(lockKey), node -> List.of(value, notifier.channel())),
                 (node, reply) -> toLong(reply),
                 r -> false,
                 System.nanoTime() + timeoutNanos);

@@ -58,21 +58,28 @@ final class Scripts {
             return 0
             """);
 
-    /** The spec's release: KEYS lock key; ARGV value. 1 if deleted. */
+    /**
+     * The spec's release (compare-and-delete), then a notice to waiters: KEYS lock key; ARGV value,
+     * release channel. 1 if deleted.
+     */
     static final Script RELEASE = new Script(
             """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
-              return redis.call('DEL', KEYS[1])
+              redis.call('DEL', KEYS[1])
+              redis.call('PUBLISH', ARGV[2], KEYS[1])
+              return 1
             end
             return 0
             """);
 
-    /** Cleanup of an unknown outcome: KEYS lock key; ARGV owner token prefix. 1 if deleted. */
+    /** Cleanup of an unknown outcome: KEYS lock key; ARGV owner token prefix, release channel. 1 if deleted. */
     static final Script ABANDON = new Script(
             """
             local value = redis.call('GET', KEYS[1])
             if value and string.sub(value, 1, string.len(ARGV[1])) == ARGV[1] then
-              return redis.call('DEL', KEYS[1])
+              redis.call('DEL', KEYS[1])
+              redis.call('PUBLISH', ARGV[2], KEYS[1])
+              return 1
             end
             return 0
             """);
