@@ -61,6 +61,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * }
  * }</pre>
  *
+ * <p>Optional hooks turn on the fault scenarios: {@link #faults()} lets the kit pause, kill, restart
+ * and partition the backend, {@link #childJvmUri()} lets it hold a lock in a child JVM that it freezes
+ * with SIGSTOP or kills; see {@code lock-tck/README.md}.
+ *
  * <p>Groups of tests check one promise each. Groups for capabilities the provider does not claim in
  * {@link ProviderInfo#capabilities()} are skipped by assumption; a claim that is false fails. Every
  * test uses lock names of its own, so the kit can run against a shared (staging) backend. Waits scale
