@@ -276,7 +276,9 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     @Override
     public Optional<Duration> extend(RedlockHandle handle, Duration leaseTime) {
         long start = clock.nanoTime();
-        Duration validity = validity(leaseTime);
+        // A renewal capped by maxHold may ask for less than the drift allowance: the keys get that much,
+        // the lease no validity at all (it ends now, as the cap says), never an error.
+        Duration validity = validityOrZero(leaseTime);
         noteLeaseTime(leaseTime);
         String ttl = Long.toString(Math.max(1, leaseTime.toMillis()));
         long timeout = options.nodeTimeoutFor(leaseTime).toNanos();
@@ -290,7 +292,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         int unknown = unknownNotRestarted(replies);
         long elapsed = clock.nanoTime() - start;
         if (extended >= quorum) {
-            if (elapsed < validity.toNanos()) {
+            if (elapsed < validity.toNanos() || validity.isZero()) {
                 handle.leaseTime(leaseTime);
                 return Optional.of(validity);
             }
@@ -404,6 +406,14 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
                     + drift.toMillis() + " ms, was " + leaseTime);
         }
         return validity;
+    }
+
+    private Duration validityOrZero(Duration leaseTime) {
+        try {
+            return validity(leaseTime);
+        } catch (IllegalArgumentException tooShort) {
+            return Duration.ZERO;
+        }
     }
 
     private void lose(RedlockHandle handle, LossReason reason, String why) {
