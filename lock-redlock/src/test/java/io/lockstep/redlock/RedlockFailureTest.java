@@ -179,7 +179,11 @@ class RedlockFailureTest {
                     a.provider().tryAcquire("resume", LeaseOptions.of(ttl)).orElseThrow();
             String firstValue;
             try (Jedis jedis = nodes.jedis(3)) {
+                awaitKey(jedis, "resume"); // the grant returns at a quorum; the others follow
                 firstValue = jedis.get("resume");
+            }
+            try (Jedis jedis = nodes.jedis(4)) {
+                awaitKey(jedis, "resume");
             }
             assertThat(firstValue).startsWith(first.ownerToken() + ":");
             nodes.pause(3);
