@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A real server process on loopback that the kit started and controls: stop, pause (SIGSTOP), resume
- * (SIGCONT), kill (SIGKILL) and restart on the same port. Not thread-safe; one test drives it.
+ * (SIGCONT), kill (SIGKILL) and restart on the same port. Servers still running when the JVM exits are
+ * killed by a shutdown hook. Not thread-safe; one test drives it.
  */
 public abstract class LocalServer implements AutoCloseable {
 
@@ -25,6 +26,15 @@ public abstract class LocalServer implements AutoCloseable {
     private final Path workDir;
     private int port;
     private @Nullable Process process;
+
+    /** Servers still running; killed when this JVM exits, so a test that forgets close() leaks none. */
+    private static final java.util.Set<Process> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime()
+                .addShutdownHook(
+                        new Thread(() -> LIVE.forEach(Process::destroyForcibly), "lockstep-local-server-reaper"));
+    }
 
     /**
      * @param executable the program to find on PATH
@@ -180,6 +190,9 @@ public abstract class LocalServer implements AutoCloseable {
                 .redirectOutput(workDir.resolve("server.log").toFile());
         try {
             process = builder.start();
+            Process started = process;
+            LIVE.add(started);
+            started.onExit().thenRun(() -> LIVE.remove(started));
         } catch (IOException e) {
             throw new IllegalStateException("could not start " + path + ": " + e.getMessage(), e);
         }
