@@ -220,6 +220,7 @@ class RedlockFailureTest {
             Lease lease = a.provider()
                     .tryAcquire("quorum-lost", LeaseOptions.of(ttl).withAutoRenew())
                     .orElseThrow();
+            awaitKeyEverywhere("quorum-lost");
             for (int i = 0; i < 3; i++) {
                 try (Jedis jedis = nodes.jedis(i)) {
                     jedis.del("quorum-lost"); // three nodes forget the lock (as a restart without persistence would)
@@ -339,6 +340,7 @@ class RedlockFailureTest {
             }
             Lease ours =
                     a.provider().tryAcquire("shared", LeaseOptions.of(LONG)).orElseThrow();
+            awaitKeyEverywhere("shared");
             int theirs = 0;
             for (int i : all) {
                 try (Jedis jedis = nodes.jedis(i)) {
@@ -389,6 +391,14 @@ class RedlockFailureTest {
             assertThat(held.release()).isTrue();
             Duration handoff = Duration.ofNanos(acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt);
             assertThat(handoff).isLessThan(Duration.ofMillis(500));
+        }
+    }
+
+    private static void awaitKeyEverywhere(String key) {
+        for (int i = 0; i < nodes.size(); i++) {
+            try (Jedis jedis = nodes.jedis(i)) {
+                awaitKey(jedis, key);
+            }
         }
     }
 }
