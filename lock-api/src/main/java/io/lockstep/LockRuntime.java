@@ -3,6 +3,9 @@ package io.lockstep;
 import io.lockstep.metrics.LockMetrics;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,8 +24,15 @@ public final class LockRuntime {
         static final ScheduledExecutorService INSTANCE = newScheduler(2);
     }
 
+    private static final class SharedRenewalExecutor {
+        // Renewal round trips block; they run here so a stalled backend never delays the scheduler's
+        // expiry checks (which decide when lost() completes). Idle threads end after a minute.
+        static final ExecutorService INSTANCE = newRenewalExecutor();
+    }
+
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
+    private final Executor renewalExecutor;
     private final LockMetrics metrics;
     private final int retryAttempts;
     private final Duration retryBackoff;
@@ -30,6 +40,7 @@ public final class LockRuntime {
     private LockRuntime(Builder b) {
         this.clock = b.clock;
         this.scheduler = b.scheduler == null ? SharedScheduler.INSTANCE : b.scheduler;
+        this.renewalExecutor = b.renewalExecutor == null ? SharedRenewalExecutor.INSTANCE : b.renewalExecutor;
         this.metrics = b.metrics;
         this.retryAttempts = b.retryAttempts;
         this.retryBackoff = b.retryBackoff;
@@ -47,7 +58,7 @@ public final class LockRuntime {
 
     /**
      * A scheduler for leases: {@code threads} daemon threads, cancelled tasks removed at once. The
-     * threads only time renewals and run them; one is enough for thousands of leases.
+     * threads only time renewals and expiry checks; one is enough for thousands of leases.
      */
     public static ScheduledExecutorService newScheduler(int threads) {
         AtomicInteger counter = new AtomicInteger();
@@ -58,6 +69,20 @@ public final class LockRuntime {
         });
         executor.setRemoveOnCancelPolicy(true);
         return executor;
+    }
+
+    private static ExecutorService newRenewalExecutor() {
+        AtomicInteger counter = new AtomicInteger();
+        return Executors.newCachedThreadPool(runnable -> {
+            Thread thread = new Thread(runnable, "lockstep-renewal-" + counter.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** Where renewal round trips run (they block); the scheduler only times them. */
+    public Executor renewalExecutor() {
+        return renewalExecutor;
     }
 
     /** The clock lease validity is measured on. */
@@ -89,6 +114,7 @@ public final class LockRuntime {
     public static final class Builder {
         private MonotonicClock clock = MonotonicClock.SYSTEM;
         private @Nullable ScheduledExecutorService scheduler;
+        private @Nullable Executor renewalExecutor;
         private LockMetrics metrics = LockMetrics.NOOP;
         private int retryAttempts = 3;
         private Duration retryBackoff = Duration.ofMillis(20);
@@ -104,6 +130,12 @@ public final class LockRuntime {
         /** The scheduler for renewals and expiry; the caller owns and shuts it down. */
         public Builder scheduler(ScheduledExecutorService scheduler) {
             this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /** Where renewal round trips run; the caller owns it. Default: a shared pool of daemon threads. */
+        public Builder renewalExecutor(Executor renewalExecutor) {
+            this.renewalExecutor = Objects.requireNonNull(renewalExecutor, "renewalExecutor");
             return this;
         }
 

@@ -322,7 +322,18 @@ public final class DefaultLease<H> implements Lease {
     }
 
     private void scheduleRenewal(long delayNanos) {
-        schedule(this::renew, delayNanos, false);
+        // The scheduler only times the renewal; the blocking round trip runs on the renewal executor.
+        schedule(
+                () -> {
+                    try {
+                        runtime.renewalExecutor().execute(guarded(this::renew));
+                    } catch (RejectedExecutionException e) {
+                        log.error("Renewal executor for lock '{}' is shut down; the lease cannot be renewed", name, e);
+                        markLost(LossReason.RENEWAL_FAILED);
+                    }
+                },
+                delayNanos,
+                false);
     }
 
     private void schedule(Runnable task, long delayNanos, boolean expiry) {
