@@ -15,6 +15,7 @@ import org.jspecify.annotations.Nullable;
 import org.junit.platform.engine.DiscoverySelector;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.support.descriptor.ClassSource;
+import org.junit.platform.launcher.EngineFilter;
 import org.junit.platform.launcher.Launcher;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.TestExecutionListener;
@@ -114,8 +115,10 @@ public final class TckLauncher {
                 selectors.add(selectNestedClass(List.of(UriCompatibilityKit.class), nested.get()));
             }
         }
-        LauncherDiscoveryRequest request =
-                LauncherDiscoveryRequestBuilder.request().selectors(selectors).build();
+        LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
+                .selectors(selectors)
+                .filters(EngineFilter.includeEngines("junit-jupiter")) // the kit is Jupiter; no other engine runs
+                .build();
         Summary summary = new Summary();
         out.println("Lockstep compatibility kit against " + redact(uri) + " (timing factor "
                 + System.getProperty(Timing.PROPERTY, "1") + ")");
