@@ -1,17 +1,12 @@
 package io.lockstep.redlock;
 
-import io.lockstep.Lease;
-import io.lockstep.LeaseOptions;
-import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
-import io.lockstep.ProviderInfo;
 import io.lockstep.redlock.internal.RedlockBackend;
-import io.lockstep.redlock.internal.RedlockHandle;
 import io.lockstep.spi.BackendLockProvider;
+import io.lockstep.spi.ForwardingLockProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisClientConfig;
@@ -38,10 +33,9 @@ import redis.clients.jedis.util.Pool;
  * <p>Thread-safe. Fails closed: when fewer than a quorum of nodes answer, acquiring throws {@link
  * io.lockstep.BackendUnavailableException} naming the nodes that did not.
  */
-public final class RedlockLockProvider implements LockProvider {
+public final class RedlockLockProvider extends ForwardingLockProvider {
 
     private final RedlockBackend backend;
-    private final BackendLockProvider<RedlockHandle> delegate;
 
     /**
      * A provider over pools the caller owns: closing the provider does not close them. Each pool must
@@ -59,8 +53,8 @@ public final class RedlockLockProvider implements LockProvider {
     }
 
     RedlockLockProvider(RedlockBackend backend, LockRuntime runtime) {
+        super(new BackendLockProvider<>(backend, runtime));
         this.backend = backend;
-        this.delegate = new BackendLockProvider<>(backend, runtime);
     }
 
     /**
@@ -87,21 +81,6 @@ public final class RedlockLockProvider implements LockProvider {
         }
     }
 
-    @Override
-    public Optional<Lease> tryAcquire(String name, LeaseOptions options) {
-        return delegate.tryAcquire(name, options);
-    }
-
-    @Override
-    public Lease acquire(String name, LeaseOptions options) {
-        return delegate.acquire(name, options);
-    }
-
-    @Override
-    public ProviderInfo info() {
-        return delegate.info();
-    }
-
     /** How many nodes must grant a lock. */
     public int quorum() {
         return backend.quorum();
@@ -110,16 +89,6 @@ public final class RedlockLockProvider implements LockProvider {
     /** The nodes' addresses, in the order given. */
     public List<String> nodes() {
         return backend.addresses();
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
-    }
-
-    @Override
-    public String toString() {
-        return delegate.toString();
     }
 
     private static JedisPoolConfig poolConfig(JedisClientConfig clientConfig) {

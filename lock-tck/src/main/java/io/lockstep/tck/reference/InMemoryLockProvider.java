@@ -1,13 +1,9 @@
 package io.lockstep.tck.reference;
 
-import io.lockstep.Lease;
-import io.lockstep.LeaseOptions;
-import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
-import io.lockstep.ProviderInfo;
 import io.lockstep.spi.BackendLockProvider;
+import io.lockstep.spi.ForwardingLockProvider;
 import java.util.Objects;
-import java.util.Optional;
 
 /**
  * The reference provider: {@link BackendLockProvider} over an {@link InMemoryLockBackend}, so it waits,
@@ -22,10 +18,9 @@ import java.util.Optional;
  * <p>Also opened by URI: {@code Locks.open("mem://name")} shares {@link InMemoryLockStore#named(String)}
  * within the JVM. Thread-safe.
  */
-public final class InMemoryLockProvider implements LockProvider {
+public final class InMemoryLockProvider extends ForwardingLockProvider {
 
     private final InMemoryLockStore store;
-    private final BackendLockProvider<InMemoryLockBackend.Handle> delegate;
 
     /** A client of {@code store}, measuring validity on the store's clock. */
     public InMemoryLockProvider(InMemoryLockStore store) {
@@ -38,42 +33,22 @@ public final class InMemoryLockProvider implements LockProvider {
      * @throws IllegalArgumentException if the runtime's clock is not the store's
      */
     public InMemoryLockProvider(InMemoryLockStore store, LockRuntime runtime) {
-        this.store = Objects.requireNonNull(store, "store");
+        super(new BackendLockProvider<>(new InMemoryLockBackend(requireSameClock(store, runtime)), runtime));
+        this.store = store;
+    }
+
+    private static InMemoryLockStore requireSameClock(InMemoryLockStore store, LockRuntime runtime) {
+        Objects.requireNonNull(store, "store");
         Objects.requireNonNull(runtime, "runtime");
         if (runtime.clock() != store.clock()) {
             throw new IllegalArgumentException(
                     "runtime.clock() must be the store's clock (" + store.clock() + "), was " + runtime.clock());
         }
-        this.delegate = new BackendLockProvider<>(new InMemoryLockBackend(store), runtime);
+        return store;
     }
 
     /** The store this provider is a client of. */
     public InMemoryLockStore store() {
         return store;
-    }
-
-    @Override
-    public Optional<Lease> tryAcquire(String name, LeaseOptions options) {
-        return delegate.tryAcquire(name, options);
-    }
-
-    @Override
-    public Lease acquire(String name, LeaseOptions options) {
-        return delegate.acquire(name, options);
-    }
-
-    @Override
-    public ProviderInfo info() {
-        return delegate.info();
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
-    }
-
-    @Override
-    public String toString() {
-        return delegate.toString();
     }
 }
