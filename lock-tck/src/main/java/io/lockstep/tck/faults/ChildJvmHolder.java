@@ -10,6 +10,7 @@ import io.lockstep.tck.history.Event.Op;
 import io.lockstep.tck.history.Event.Type;
 import io.lockstep.tck.history.FencedRegister;
 import io.lockstep.tck.history.History;
+import io.lockstep.tck.servers.ProcessSignals;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -162,28 +163,10 @@ public final class ChildJvmHolder implements AutoCloseable {
      * once the kernel reports the process stopped (on Linux, where {@code /proc} tells).
      */
     public void pause() {
-        signal("STOP");
-        Path stat = Path.of("/proc", Long.toString(pid()), "stat");
-        if (!Files.isReadable(stat)) {
-            return;
+        if (!process.isAlive()) {
+            throw new IllegalStateException(this + " is not running");
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (System.nanoTime() - deadline < 0) {
-            try {
-                String text = Files.readString(stat);
-                char state = text.charAt(text.lastIndexOf(')') + 2);
-                if (state == 'T' || state == 't') {
-                    return;
-                }
-                Thread.sleep(1);
-            } catch (IOException e) {
-                return; // the process is gone: nothing left to pause
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-        throw new IllegalStateException("child " + pid() + " did not stop within 5 s of SIGSTOP");
+        ProcessSignals.stop(pid());
     }
 
     /** Lets a paused child run again with SIGCONT. */
@@ -265,7 +248,7 @@ public final class ChildJvmHolder implements AutoCloseable {
     @Override
     public void close() {
         if (process.isAlive()) {
-            signalQuietly("CONT");
+            ProcessSignals.send(pid(), "CONT");
             try {
                 stdin.close();
             } catch (IOException e) {
@@ -354,22 +337,8 @@ public final class ChildJvmHolder implements AutoCloseable {
         if (!process.isAlive()) {
             throw new IllegalStateException(this + " is not running");
         }
-        if (!signalQuietly(signal)) {
+        if (!ProcessSignals.send(pid(), signal)) {
             throw new IllegalStateException("kill -" + signal + " " + pid() + " failed");
-        }
-    }
-
-    private boolean signalQuietly(String signal) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid()))
-                    .redirectErrorStream(true)
-                    .start();
-            return kill.waitFor(5, TimeUnit.SECONDS) && kill.exitValue() == 0;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
         }
     }
 

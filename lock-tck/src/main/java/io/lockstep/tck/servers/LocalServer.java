@@ -108,32 +108,7 @@ public abstract class LocalServer implements AutoCloseable {
      * sends afterwards is answered.
      */
     public synchronized void pause() {
-        signal("STOP");
-        awaitStopped(requireProcess().pid());
-    }
-
-    private static void awaitStopped(long pid) {
-        Path stat = Path.of("/proc", Long.toString(pid), "stat");
-        if (!Files.isReadable(stat)) {
-            return;
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (System.nanoTime() - deadline < 0) {
-            try {
-                String text = Files.readString(stat);
-                char state = text.charAt(text.lastIndexOf(')') + 2);
-                if (state == 'T' || state == 't') {
-                    return;
-                }
-                Thread.sleep(1);
-            } catch (IOException e) {
-                return; // gone: nothing left to pause
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-        throw new IllegalStateException("process " + pid + " did not stop within 5 s of SIGSTOP");
+        ProcessSignals.stop(requireProcess().pid());
     }
 
     /** Resumes a paused server with SIGCONT. */
@@ -164,7 +139,7 @@ public abstract class LocalServer implements AutoCloseable {
         if (p == null) {
             return;
         }
-        signalQuietly(p, "CONT"); // a paused server cannot act on SIGTERM
+        ProcessSignals.send(p.pid(), "CONT"); // a paused server cannot act on SIGTERM
         p.destroy();
         try {
             if (!p.waitFor(5, TimeUnit.SECONDS)) {
@@ -228,22 +203,8 @@ public abstract class LocalServer implements AutoCloseable {
 
     private void signal(String signal) {
         Process p = requireProcess();
-        if (!signalQuietly(p, signal)) {
+        if (!ProcessSignals.send(p.pid(), signal)) {
             throw new IllegalStateException("kill -" + signal + " " + p.pid() + " failed");
-        }
-    }
-
-    private static boolean signalQuietly(Process p, String signal) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
-                    .redirectErrorStream(true)
-                    .start();
-            return kill.waitFor(5, TimeUnit.SECONDS) && kill.exitValue() == 0;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
         }
     }
 
