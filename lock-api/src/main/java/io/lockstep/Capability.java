@@ -13,5 +13,11 @@ public enum Capability {
     /** {@link Lease#extend(java.time.Duration)} sets a new lease time. */
     EXTEND,
     /** Waiters are woken by the backend when the lock is released, not only by polling. */
-    NOTIFIED_WAIT
+    NOTIFIED_WAIT,
+    /**
+     * Waiters are granted the lock in the order they started waiting, across clients and processes
+     * (a queue kept by the backend, such as etcd's create revisions or ZooKeeper's sequential nodes),
+     * not only within one process.
+     */
+    FAIR
 }
