@@ -28,6 +28,11 @@ import org.slf4j.LoggerFactory;
  * write anything after that without checking its fencing token. When the work returns, the lease is
  * released and, after {@code retryDelay}, the process competes again. {@link #close()} stops the work
  * and releases the lease so another process takes over at once.
+ *
+ * <p>The thread survives anything the provider or the work throws: a failure to compete (an unreachable
+ * backend, options the provider refuses) is logged without secrets and retried after {@code
+ * retryDelay}; work that throws gives leadership up, is logged, and competes again. A follower asks the
+ * backend at most once per {@code max(acquireWait, retryDelay)}.
  */
 public final class Leadership implements AutoCloseable {
 
@@ -121,10 +126,12 @@ public final class Leadership implements AutoCloseable {
 
     private void run() {
         while (!closing) {
+            long startedAt = System.nanoTime();
             Lease lease;
             try {
                 lease = provider.tryAcquire(name, options).orElse(null);
-            } catch (LockException e) {
+            } catch (RuntimeException e) {
+                // Any failure, not only a LockException: the thread must outlive a provider's surprise.
                 if (closing) {
                     return;
                 }
@@ -134,7 +141,10 @@ public final class Leadership implements AutoCloseable {
                 continue;
             }
             if (lease == null) {
-                continue; // Someone else leads; wait again (notified by the backend on release).
+                // Someone else leads. The wait is notified by the backend on release, but a zero or short
+                // acquireWait returns at once: pause for the rest of retryDelay, never spin.
+                pause(retryDelay.minusNanos(System.nanoTime() - startedAt));
+                continue;
             }
             lead(lease);
             if (!closing) {
@@ -191,8 +201,11 @@ public final class Leadership implements AutoCloseable {
     }
 
     private void pause(Duration delay) {
+        if (delay.isNegative() || delay.isZero() || closing) {
+            return;
+        }
         try {
-            Thread.sleep(delay.toMillis());
+            TimeUnit.NANOSECONDS.sleep(delay.toNanos());
         } catch (InterruptedException e) {
             // close() interrupts to stop at once; the loop checks closing.
         }
@@ -217,14 +230,25 @@ public final class Leadership implements AutoCloseable {
             return this;
         }
 
-        /** How long one acquire attempt waits for the current leader to go; default 30 s. */
+        /**
+         * How long one acquire attempt waits for the current leader to go; default 30 s. A follower asks
+         * again after this, or after {@code retryDelay} if that is longer.
+         */
         public Builder acquireWait(Duration acquireWait) {
-            LeaseOptions.of(Duration.ofSeconds(1)).withWaitTime(acquireWait); // validates
+            if (acquireWait == null
+                    || acquireWait.isNegative()
+                    || acquireWait.compareTo(LeaseOptions.MAX_DURATION) > 0) {
+                throw new IllegalArgumentException(
+                        "acquireWait must be between PT0S and " + LeaseOptions.MAX_DURATION + ", was " + acquireWait);
+            }
             this.acquireWait = acquireWait;
             return this;
         }
 
-        /** The pause after leading ends or the backend fails, before competing again; default 1 s. */
+        /**
+         * The pause after leading ends or the backend fails, before competing again, and the least time
+         * between two attempts of a follower; default 1 s.
+         */
         public Builder retryDelay(Duration retryDelay) {
             if (retryDelay == null || retryDelay.isNegative() || retryDelay.compareTo(LeaseOptions.MAX_DURATION) > 0) {
                 throw new IllegalArgumentException(
@@ -234,9 +258,20 @@ public final class Leadership implements AutoCloseable {
             return this;
         }
 
-        /** Starts competing for leadership on a new thread; the work runs each time this process leads. */
+        /**
+         * Starts competing for leadership on a new thread; the work runs each time this process leads.
+         *
+         * @throws IllegalArgumentException naming the field if the settings do not fit together: a zero
+         *     {@code acquireWait} needs a positive {@code retryDelay}, or the follower would ask the
+         *     backend without pause
+         */
         public Leadership start(Work work) {
-            Leadership leadership = new Leadership(this, Objects.requireNonNull(work, "work"));
+            Objects.requireNonNull(work, "work");
+            if (acquireWait.isZero() && retryDelay.isZero()) {
+                throw new IllegalArgumentException(
+                        "retryDelay must be positive when acquireWait is zero, was " + retryDelay);
+            }
+            Leadership leadership = new Leadership(this, work);
             leadership.thread.start();
             return leadership;
         }

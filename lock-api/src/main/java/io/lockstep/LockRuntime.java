@@ -6,14 +6,31 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What providers share in a process: the monotonic clock, the one scheduler that renews and expires
- * every lease (no thread per lease), metrics, and the retry policy for transient backend errors.
+ * every lease (no thread per lease), the executor for blocking backend round trips, the executor that
+ * runs user callbacks, metrics, the retry policy for transient backend errors and the time bounds of
+ * failing calls.
+ *
+ * <p>Three kinds of threads, kept apart so that none can stall another:
+ *
+ * <ul>
+ *   <li>the <b>scheduler</b> only times renewals and expiry checks; it never blocks;
+ *   <li>the <b>renewal executor</b> runs the blocking round trips that no caller waits for: renewals,
+ *       the release of leases when a provider closes, the cleanup of a failed attempt, and {@link
+ *       io.lockstep.spi.LockBackend#dispose} when a lease ends;
+ *   <li>the <b>callback executor</b> runs user code: every stage that depends on {@link Lease#lost()}.
+ *       Callbacks should not block; one that does delays other leases' callbacks on the same executor,
+ *       never a renewal or an expiry check.
+ * </ul>
  *
  * <p>{@link #defaults()} is what {@link Locks#open(String)} uses. Immutable and thread-safe.
  */
@@ -30,23 +47,45 @@ public final class LockRuntime {
         static final ExecutorService INSTANCE = newRenewalExecutor();
     }
 
+    private static final class SharedCallbackExecutor {
+        // User callbacks (lost() stages) run here, never on the scheduler or the renewal executor. A
+        // fixed number of threads: a callback that blocks cannot make the JVM grow a thread per lease.
+        static final ExecutorService INSTANCE = newCallbackExecutor(DEFAULT_CALLBACK_THREADS);
+    }
+
+    /** Threads of the shared callback executor. */
+    public static final int DEFAULT_CALLBACK_THREADS = 4;
+    /** The default bound of {@link LockProvider#close()}: see {@link #closeTimeout()}. */
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
+    /** The default {@link #retryWindow()}. */
+    public static final Duration DEFAULT_RETRY_WINDOW = Duration.ofMillis(500);
+
     private final MonotonicClock clock;
     private final ScheduledExecutorService scheduler;
     private final Executor renewalExecutor;
+    private final Executor callbackExecutor;
     private final LockMetrics metrics;
     private final int retryAttempts;
     private final Duration retryBackoff;
+    private final Duration retryWindow;
+    private final Duration closeTimeout;
 
     private LockRuntime(Builder b) {
         this.clock = b.clock;
         this.scheduler = b.scheduler == null ? SharedScheduler.INSTANCE : b.scheduler;
         this.renewalExecutor = b.renewalExecutor == null ? SharedRenewalExecutor.INSTANCE : b.renewalExecutor;
+        this.callbackExecutor = b.callbackExecutor == null ? SharedCallbackExecutor.INSTANCE : b.callbackExecutor;
         this.metrics = b.metrics;
         this.retryAttempts = b.retryAttempts;
         this.retryBackoff = b.retryBackoff;
+        this.retryWindow = b.retryWindow;
+        this.closeTimeout = b.closeTimeout;
     }
 
-    /** The system clock, the shared scheduler, no metrics, three attempts with 20 ms backoff and jitter. */
+    /**
+     * The system clock, the shared scheduler, renewal and callback executors, no metrics, three
+     * attempts with 20 ms backoff and jitter within a 500 ms retry window, a 5 s close timeout.
+     */
     public static LockRuntime defaults() {
         return builder().build();
     }
@@ -80,9 +119,40 @@ public final class LockRuntime {
         });
     }
 
-    /** Where renewal round trips run (they block); the scheduler only times them. */
+    /**
+     * A pool of {@code threads} daemon threads for user callbacks; idle threads end after a minute.
+     * Tasks queue when every thread is busy.
+     */
+    public static ExecutorService newCallbackExecutor(int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be at least 1, was " + threads);
+        }
+        AtomicInteger counter = new AtomicInteger();
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(
+                threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
+                    Thread thread = new Thread(runnable, "lockstep-callback-" + counter.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
+    }
+
+    /**
+     * Where blocking round trips that no caller waits for run: renewals, releases when a provider
+     * closes, cleanup of failed attempts, disposal of ended leases. The scheduler only times them.
+     */
     public Executor renewalExecutor() {
         return renewalExecutor;
+    }
+
+    /**
+     * Where user callbacks run: every stage depending on {@link Lease#lost()} that is attached before
+     * the lease ends (a stage attached later runs on the thread that attaches it, as usual for {@link
+     * java.util.concurrent.CompletableFuture}). Never the scheduler or the renewal executor.
+     */
+    public Executor callbackExecutor() {
+        return callbackExecutor;
     }
 
     /** The clock lease validity is measured on. */
@@ -110,14 +180,38 @@ public final class LockRuntime {
         return retryBackoff;
     }
 
+    /**
+     * How long after an acquire started its transient failures may still be retried, when its wait
+     * time is shorter: a retry is started only before {@code max(waitTime, retryWindow)} has passed.
+     * So {@code tryAcquire} returns within {@code max(waitTime, retryWindow)} plus one retry backoff and one backend call's
+     * own timeout (the attempt in flight), even against a stalled server; the cleanup of the failed
+     * attempt runs in the background on the {@link #renewalExecutor()}.
+     */
+    public Duration retryWindow() {
+        return retryWindow;
+    }
+
+    /**
+     * The bound of {@link LockProvider#close()}: the leases it still holds are released in parallel,
+     * one attempt each, and {@code close()} waits at most this long for them (plus closing the
+     * backend's connections) before it returns. A lease whose release did not finish in time ends on
+     * the backend by its lease time. Every lease's {@link Lease#lost()} completes either way.
+     */
+    public Duration closeTimeout() {
+        return closeTimeout;
+    }
+
     /** Builds a {@link LockRuntime}; every setting is optional. */
     public static final class Builder {
         private MonotonicClock clock = MonotonicClock.SYSTEM;
         private @Nullable ScheduledExecutorService scheduler;
         private @Nullable Executor renewalExecutor;
+        private @Nullable Executor callbackExecutor;
         private LockMetrics metrics = LockMetrics.NOOP;
         private int retryAttempts = 3;
         private Duration retryBackoff = Duration.ofMillis(20);
+        private Duration retryWindow = DEFAULT_RETRY_WINDOW;
+        private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
 
         private Builder() {}
 
@@ -136,6 +230,16 @@ public final class LockRuntime {
         /** Where renewal round trips run; the caller owns it. Default: a shared pool of daemon threads. */
         public Builder renewalExecutor(Executor renewalExecutor) {
             this.renewalExecutor = Objects.requireNonNull(renewalExecutor, "renewalExecutor");
+            return this;
+        }
+
+        /**
+         * Where user callbacks ({@link Lease#lost()} stages) run; the caller owns it. It must not be
+         * the scheduler or the renewal executor. Default: a shared pool of {@value
+         * #DEFAULT_CALLBACK_THREADS} daemon threads.
+         */
+        public Builder callbackExecutor(Executor callbackExecutor) {
+            this.callbackExecutor = Objects.requireNonNull(callbackExecutor, "callbackExecutor");
             return this;
         }
 
@@ -163,6 +267,29 @@ public final class LockRuntime {
             }
             this.retryBackoff = retryBackoff;
             return this;
+        }
+
+        /** How long after an acquire started a transient failure may be retried; 0 to 1 min. */
+        public Builder retryWindow(Duration retryWindow) {
+            this.retryWindow = requireBetween("retryWindow", retryWindow, Duration.ZERO, Duration.ofMinutes(1));
+            return this;
+        }
+
+        /** The bound of a provider's {@code close()}; 0 to 10 min. */
+        public Builder closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = requireBetween("closeTimeout", closeTimeout, Duration.ZERO, Duration.ofMinutes(10));
+            return this;
+        }
+
+        private static Duration requireBetween(String field, @Nullable Duration value, Duration min, Duration max) {
+            if (value == null) {
+                throw new IllegalArgumentException(field + " must not be null");
+            }
+            if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+                throw new IllegalArgumentException(
+                        field + " must be between " + min + " and " + max + ", was " + value);
+            }
+            return value;
         }
 
         /** The runtime. */

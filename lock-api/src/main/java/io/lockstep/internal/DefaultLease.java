@@ -14,7 +14,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -22,11 +21,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one {@link Lease} implementation: validity on the monotonic clock, renewal and expiry on the
- * runtime's shared scheduler, and {@link #lost()} completed exactly once.
+ * The one {@link Lease} implementation: validity on the monotonic clock, renewal and expiry timed by
+ * the runtime's shared scheduler, and {@link #lost()} completed exactly once on the callback executor.
  *
- * <p>State moves HELD → LOST or HELD/LOST → RELEASED and never back: a renewal that comes back after
- * the lease was marked lost does not revive it (its grant is freed instead).
+ * <p>State moves HELD → LOST or HELD/LOST → RELEASED and never back. Every change of state, and every
+ * change of validity, happens under {@link #stateLock}, so an extension that comes back while expiry
+ * fires either lands first (and the lease is still valid) or finds the lease lost (and frees what it
+ * was just granted); it never leaves the lock extended under a lost lease.
+ *
+ * <p>When the lease ends, however it ends, {@link #finish()} disposes of the backend's handle once,
+ * after the last backend call on it, and only then tells the provider to forget the lease.
  */
 public final class DefaultLease<H> implements Lease {
 
@@ -49,18 +53,23 @@ public final class DefaultLease<H> implements Lease {
     private final LeaseOptions options;
     private final long acquiredAt;
     private final Consumer<DefaultLease<H>> onEnd;
+    private final LossSignal loss;
+    /** Completed once the handle is disposed of and the provider has forgotten the lease. */
+    private final CompletableFuture<Void> ended = new CompletableFuture<>();
 
-    private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
-    private final CompletableFuture<LossReason> lost = new CompletableFuture<>();
-    /** Serializes backend calls for this lease (renewal, extend, release); never held by the expiry check. */
+    /** Guards changes of {@link #state}, {@link #deadline} and {@link #unbounded}; never held over a call. */
+    private final Object stateLock = new Object();
+    /** Serializes backend calls for this lease (renewal, extend, release, dispose); never held by the timers. */
     private final ReentrantLock io = new ReentrantLock();
 
+    private volatile State state = State.HELD;
     private volatile boolean unbounded;
     private volatile long deadline;
     private volatile boolean lastRenewalFailed;
     private volatile boolean renewalCapped;
     private volatile @Nullable ScheduledFuture<?> expiryTask;
     private volatile @Nullable ScheduledFuture<?> renewalTask;
+    private boolean disposed; // guarded by io
 
     private DefaultLease(
             LockBackend<H> backend,
@@ -82,16 +91,19 @@ public final class DefaultLease<H> implements Lease {
         this.grant = grant;
         this.options = options;
         this.acquiredAt = sentAt;
+        this.loss = new LossSignal(runtime.callbackExecutor());
         setValidity(sentAt, grant.validity());
     }
 
     /**
-     * A held lease for a fresh grant, with its expiry (and renewal, if asked for) scheduled.
+     * A held lease for a fresh grant, not yet timed: register it wherever it must be found (the
+     * provider's live set), then call {@link #start()}, so that a lease that ends at once is forgotten
+     * after it was registered, never before.
      *
      * @param sentAt the monotonic time just before the acquire request was sent
-     * @param onEnd called once when the lease is released or lost (the provider forgets it)
+     * @param onEnd called once when the lease has ended and its handle was disposed of
      */
-    public static <H> DefaultLease<H> start(
+    public static <H> DefaultLease<H> create(
             LockBackend<H> backend,
             BackendCalls calls,
             LockRuntime runtime,
@@ -101,16 +113,18 @@ public final class DefaultLease<H> implements Lease {
             LeaseOptions options,
             long sentAt,
             Consumer<DefaultLease<H>> onEnd) {
-        DefaultLease<H> lease =
-                new DefaultLease<>(backend, calls, runtime, name, ownerToken, grant, options, sentAt, onEnd);
+        return new DefaultLease<>(backend, calls, runtime, name, ownerToken, grant, options, sentAt, onEnd);
+    }
+
+    /** Starts the expiry check, the renewal if asked for, and listening to the backend's loss signal. */
+    public void start() {
         if (grant.backendLoss() != null) {
-            grant.backendLoss().thenAccept(lease::markLost);
+            grant.backendLoss().thenAccept(this::markLost);
         }
-        lease.scheduleExpiry();
-        if (options.autoRenew() && !lease.unbounded) {
-            lease.scheduleRenewal(renewalPeriodNanos(options.leaseTime()));
+        scheduleExpiry();
+        if (options.autoRenew() && !unbounded) {
+            scheduleRenewal(renewalPeriodNanos(options.leaseTime()));
         }
-        return lease;
     }
 
     @Override
@@ -138,14 +152,14 @@ public final class DefaultLease<H> implements Lease {
 
     @Override
     public boolean isValid() {
-        if (state.get() != State.HELD) {
+        if (state != State.HELD) {
             return false;
         }
-        if (!unbounded && deadline - now() <= 0) {
-            markLost(expiryReason());
-            return false;
+        if (unbounded || deadline - now() > 0) {
+            return true;
         }
-        return true;
+        markExpired();
+        return state == State.HELD;
     }
 
     @Override
@@ -153,13 +167,13 @@ public final class DefaultLease<H> implements Lease {
         LeaseOptions.requireValidLeaseTime(leaseTime);
         io.lock();
         try {
-            if (state.get() == State.RELEASED) {
+            if (state == State.RELEASED) {
                 throw new IllegalStateException("lease on lock '" + name + "' was released; it cannot be extended");
             }
             if (!isValid()) {
                 return false;
             }
-            return extendHeld(leaseTime);
+            return extendHeld(leaseTime, false);
         } finally {
             io.unlock();
         }
@@ -169,17 +183,20 @@ public final class DefaultLease<H> implements Lease {
     public boolean release() {
         io.lock();
         try {
-            State previous = state.getAndSet(State.RELEASED);
-            if (previous == State.RELEASED) {
-                throw new IllegalStateException("lease on lock '" + name + "' was already released");
+            synchronized (stateLock) {
+                if (state == State.RELEASED) {
+                    throw new IllegalStateException("lease on lock '" + name + "' was already released");
+                }
+                state = State.RELEASED;
             }
             cancelTasks();
             try {
-                return calls.call(() -> backend.release(grant.handle()));
+                // A lost lease whose handle is already disposed of has nothing left to free.
+                return !disposed && calls.call(() -> backend.release(grant.handle()));
             } finally {
                 runtime.metrics().released(providerName, Duration.ofNanos(now() - acquiredAt));
-                lost.complete(LossReason.RELEASED);
-                onEnd.accept(this);
+                loss.fire(LossReason.RELEASED);
+                finish();
             }
         } finally {
             io.unlock();
@@ -188,7 +205,7 @@ public final class DefaultLease<H> implements Lease {
 
     @Override
     public void close() {
-        if (state.get() != State.RELEASED) {
+        if (state != State.RELEASED) {
             try {
                 release();
             } catch (IllegalStateException alreadyReleasedConcurrently) {
@@ -199,28 +216,84 @@ public final class DefaultLease<H> implements Lease {
 
     @Override
     public CompletionStage<LossReason> lost() {
-        return lost.minimalCompletionStage();
+        return loss.stage();
     }
 
     @Override
     public String toString() {
-        return "Lease[" + name + ", " + state.get() + ", fence=" + grant.fencingToken() + "]";
+        return "Lease[" + name + ", " + state + ", fence=" + grant.fencingToken() + "]";
+    }
+
+    /**
+     * Ends the lease because its provider is closing: {@link #lost()} completes with RELEASED at once,
+     * and one release attempt (no retries), then the disposal, run on the renewal executor.
+     *
+     * @return completes when the lease has ended on this side (released or not, handle disposed of)
+     */
+    public CompletableFuture<Void> endForClose() {
+        synchronized (stateLock) {
+            if (state == State.RELEASED) {
+                return ended; // a caller's release() is finishing it
+            }
+            state = State.RELEASED;
+        }
+        cancelTasks();
+        loss.fire(LossReason.RELEASED);
+        runInBackground(() -> {
+            io.lock();
+            try {
+                if (!disposed) {
+                    try {
+                        backend.release(grant.handle());
+                    } catch (RuntimeException e) {
+                        log.warn(
+                                "Could not release lock '{}' while closing; it ends by its lease time: {}",
+                                name,
+                                e.toString());
+                    }
+                    runtime.metrics().released(providerName, Duration.ofNanos(now() - acquiredAt));
+                }
+                finish();
+            } finally {
+                io.unlock();
+            }
+        });
+        return ended;
+    }
+
+    /** Completes when the lease has ended and its handle was disposed of. */
+    public CompletableFuture<Void> ended() {
+        return ended;
     }
 
     /** Called with {@link #io} held and the lease valid. */
-    private boolean extendHeld(Duration leaseTime) {
+    private boolean extendHeld(Duration leaseTime, boolean renewal) {
         long sentAt = now();
-        Optional<Duration> validity = calls.call(() -> backend.extend(grant.handle(), leaseTime));
+        long retryUntil = deadline;
+        Optional<Duration> validity = renewal && !unbounded
+                // A renewal retried past the validity deadline could not save the lease.
+                ? calls.callUntil(() -> backend.extend(grant.handle(), leaseTime), retryUntil)
+                : calls.call(() -> backend.extend(grant.handle(), leaseTime));
         if (validity.isEmpty()) {
             markLost(LossReason.NOT_HELD);
             return false;
         }
-        if (state.get() != State.HELD) {
-            // Marked lost while the request was in flight: never revive; free what the backend just granted.
-            backend.abandon(name, ownerToken);
+        boolean applied;
+        synchronized (stateLock) {
+            applied = state == State.HELD;
+            if (applied) {
+                setValidity(sentAt, validity.get());
+            }
+        }
+        if (!applied) {
+            // Lost (or closed) while the request was in flight: never revive; free what was just granted.
+            try {
+                backend.release(grant.handle());
+            } catch (RuntimeException e) {
+                log.debug("Freeing lock '{}' after a late extension failed; it ends by its lease time", name, e);
+            }
             return false;
         }
-        setValidity(sentAt, validity.get());
         scheduleExpiry();
         return true;
     }
@@ -247,7 +320,7 @@ public final class DefaultLease<H> implements Lease {
                 }
             }
             try {
-                if (extendHeld(leaseTime)) {
+                if (extendHeld(leaseTime, true)) {
                     lastRenewalFailed = false;
                     runtime.metrics().renewed(providerName);
                     if (!renewalCapped) {
@@ -275,12 +348,12 @@ public final class DefaultLease<H> implements Lease {
     }
 
     private void checkExpiry() {
-        if (state.get() != State.HELD || unbounded) {
+        if (state != State.HELD || unbounded) {
             return;
         }
         long left = deadline - now();
         if (left <= 0) {
-            markLost(expiryReason());
+            markExpired(); // an extension that landed meanwhile wins, and has scheduled the next check
         } else {
             schedule(this::checkExpiry, left, true);
         }
@@ -294,17 +367,67 @@ public final class DefaultLease<H> implements Lease {
         return options.autoRenew() || lastRenewalFailed ? LossReason.RENEWAL_FAILED : LossReason.EXPIRED;
     }
 
+    /** Marks the lease lost if its deadline has passed, judged under the state lock. */
+    private void markExpired() {
+        LossReason reason;
+        synchronized (stateLock) {
+            if (state != State.HELD || unbounded || deadline - now() > 0) {
+                return;
+            }
+            state = State.LOST;
+            reason = expiryReason();
+        }
+        afterLoss(reason);
+    }
+
     private void markLost(LossReason reason) {
-        if (reason == LossReason.RELEASED || !state.compareAndSet(State.HELD, State.LOST)) {
+        if (reason == LossReason.RELEASED) {
             return;
         }
+        synchronized (stateLock) {
+            if (state != State.HELD) {
+                return;
+            }
+            state = State.LOST;
+        }
+        afterLoss(reason);
+    }
+
+    private void afterLoss(LossReason reason) {
         cancelTasks();
         runtime.metrics().lost(providerName, reason);
         log.warn("Lost lock '{}' on {}: {}", name, backend.describe(), reason);
-        lost.complete(reason);
-        onEnd.accept(this);
+        loss.fire(reason);
+        // The disposal waits for a renewal in flight (it holds io), so it never runs on the scheduler.
+        runInBackground(() -> {
+            io.lock();
+            try {
+                finish();
+            } finally {
+                io.unlock();
+            }
+        });
     }
 
+    /** Disposes of the handle and lets the provider forget the lease, once; called with {@link #io} held. */
+    private void finish() {
+        if (disposed) {
+            return;
+        }
+        disposed = true;
+        try {
+            backend.dispose(grant.handle());
+        } catch (RuntimeException e) {
+            log.warn("Disposing of lock '{}' on {} failed: {}", name, backend.describe(), e.toString());
+        }
+        try {
+            onEnd.accept(this);
+        } finally {
+            ended.complete(null);
+        }
+    }
+
+    /** Called in the constructor or with {@link #stateLock} held. */
     private void setValidity(long sentAt, Duration validity) {
         if (validity.compareTo(Grant.UNBOUNDED) >= 0 || validity.getSeconds() > Long.MAX_VALUE / 2_000_000_000L) {
             unbounded = true;
@@ -336,8 +459,16 @@ public final class DefaultLease<H> implements Lease {
                 false);
     }
 
+    private void runInBackground(Runnable task) {
+        try {
+            runtime.renewalExecutor().execute(guarded(task));
+        } catch (RejectedExecutionException e) {
+            guarded(task).run(); // the renewal executor is shut down: finish here rather than never
+        }
+    }
+
     private void schedule(Runnable task, long delayNanos, boolean expiry) {
-        if (state.get() != State.HELD) {
+        if (state != State.HELD) {
             return;
         }
         try {

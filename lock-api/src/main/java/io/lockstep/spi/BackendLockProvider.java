@@ -14,12 +14,17 @@ import io.lockstep.internal.BackendCalls;
 import io.lockstep.internal.DefaultLease;
 import io.lockstep.internal.OwnerTokens;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -74,26 +79,47 @@ public final class BackendLockProvider<H> implements LockProvider {
     }
 
     /**
-     * Releases the leases this provider still holds (best effort, so other processes can take over at
-     * once; a lease that cannot be released ends by its lease time), stops their renewal, and closes
-     * the backend.
+     * Ends every lease this provider still holds and closes the backend, within the runtime's {@link
+     * LockRuntime#closeTimeout() close timeout} (5 s by default). Each lease's {@link Lease#lost()}
+     * completes with RELEASED at once and its renewal stops; the releases then run in parallel on the
+     * runtime's renewal executor, one attempt each, so that other processes can take over at once. A
+     * lease whose release does not finish in time ends on the backend by its lease time. Returns
+     * within the close timeout plus the time the backend's own {@code close()} takes.
      */
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        MonotonicClock clock = runtime.clock();
+        long deadline = clock.nanoTime() + runtime.closeTimeout().toNanos();
+        List<CompletableFuture<Void>> ends = new ArrayList<>();
         for (DefaultLease<H> lease : List.copyOf(live)) {
-            try {
-                lease.close();
-            } catch (RuntimeException e) {
-                log.warn(
-                        "Could not release lock '{}' while closing; it ends by its lease time: {}",
-                        lease.name(),
-                        e.toString());
-            }
+            ends.add(lease.endForClose());
+        }
+        try {
+            CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new))
+                    .get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            long unfinished = ends.stream().filter(end -> !end.isDone()).count();
+            log.warn(
+                    "Closing {}: {} of {} leases were not released within {}; they end by their lease time",
+                    this,
+                    unfinished,
+                    ends.size(),
+                    runtime.closeTimeout());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            log.warn("Closing {} was interrupted; leases not yet released end by their lease time", this);
+        } catch (ExecutionException e) {
+            log.warn("Closing {}: ending a lease failed", this, e.getCause());
         }
         backend.close();
+    }
+
+    /** How many leases have not ended yet (ended = released or lost, and disposed of). */
+    int liveLeases() {
+        return live.size();
     }
 
     @Override
@@ -112,31 +138,41 @@ public final class BackendLockProvider<H> implements LockProvider {
         MonotonicClock clock = runtime.clock();
         long start = clock.nanoTime();
         long waitNanos = options.waitTime().toNanos();
-        String token = OwnerTokens.next();
+        // Transient failures are retried only within the wait time, or the retry window for short waits.
+        long retryUntil = start + Math.max(waitNanos, runtime.retryWindow().toNanos());
+        AttemptContext context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime());
+        boolean serverWait = waitNanos > 0 && backend.waitsOnServer();
+        long maxServerWait = options.leaseTime().toNanos() / 2;
         runtime.metrics().acquireAttempted(info.name());
-        @Nullable ReleaseWatch watch = waitNanos > 0 ? backend.watch(name) : null;
+        @Nullable ReleaseWatch watch = waitNanos > 0 && !serverWait ? backend.watch(name) : null;
         try {
             while (true) {
                 long sentAt = clock.nanoTime();
-                Attempt<H> attempt = attemptOnce(name, token, options);
+                if (serverWait) {
+                    long left = Math.max(0, waitNanos - (sentAt - start));
+                    context.maxWait(Duration.ofNanos(Math.min(left, maxServerWait)));
+                }
+                Attempt<H> attempt = attemptOnce(context, retryUntil);
                 if (attempt.isGranted()) {
                     runtime.metrics().acquired(info.name(), Duration.ofNanos(clock.nanoTime() - start));
-                    DefaultLease<H> lease = DefaultLease.start(
-                            backend, calls, runtime, name, token, attempt.grant(), options, sentAt, live::remove);
-                    live.add(lease);
-                    if (closed.get()) {
-                        lease.close(); // closed while we were acquiring: hand it straight back
-                        throw new IllegalStateException("provider " + this + " was closed during acquire");
-                    }
-                    return Optional.of(lease);
+                    return Optional.of(startLease(context, attempt.grant(), options, sentAt));
                 }
                 long left = waitNanos - (clock.nanoTime() - start);
-                if (left <= 0 || watch == null) {
+                if (left <= 0 || (watch == null && !serverWait)) {
                     runtime.metrics().acquireTimedOut(info.name(), Duration.ofNanos(clock.nanoTime() - start));
                     return Optional.empty();
                 }
-                long pause = Math.min(left, Math.min(attempt.retryAfter().toNanos(), MAX_POLL.toNanos()));
-                watch.await(Duration.ofNanos(Math.max(pause, TimeUnit.MILLISECONDS.toNanos(1))));
+                long pause = Math.max(
+                        TimeUnit.MILLISECONDS.toNanos(1),
+                        Math.min(left, Math.min(attempt.retryAfter().toNanos(), MAX_POLL.toNanos())));
+                if (watch != null) {
+                    watch.await(Duration.ofNanos(pause));
+                } else if (clock.nanoTime() - sentAt < context.maxWait().toNanos()) {
+                    // The server answered busy before its wait ran out: pause rather than spin.
+                    TimeUnit.NANOSECONDS.sleep(pause);
+                } else if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -148,18 +184,44 @@ public final class BackendLockProvider<H> implements LockProvider {
         }
     }
 
-    private Attempt<H> attemptOnce(String name, String token, LeaseOptions options) {
+    private DefaultLease<H> startLease(AttemptContext context, Grant<H> grant, LeaseOptions options, long sentAt) {
+        DefaultLease<H> lease = DefaultLease.create(
+                backend, calls, runtime, context.name(), context.ownerToken(), grant, options, sentAt, live::remove);
+        // Registered before its timers start, so a lease that has already expired is forgotten after it
+        // was added, never before.
+        live.add(lease);
+        lease.start();
+        if (closed.get()) {
+            lease.close(); // closed while we were acquiring: hand it straight back
+            throw new IllegalStateException("provider " + this + " was closed during acquire");
+        }
+        return lease;
+    }
+
+    private Attempt<H> attemptOnce(AttemptContext context, long retryUntil) {
         try {
-            return calls.call(() -> backend.tryLock(name, token, options.leaseTime()));
+            return calls.callUntil(() -> backend.tryLock(context), retryUntil);
         } catch (RuntimeException e) {
             // The outcome is unknown: the backend may have granted before the reply was lost. Fail
-            // closed and leave nothing behind.
-            try {
-                backend.abandon(name, token);
-            } catch (RuntimeException cleanupFailure) {
-                log.debug("Abandoning a failed attempt on lock '{}' failed too", name, cleanupFailure);
-            }
+            // closed and leave nothing behind; the cleanup runs in the background so that a stalled
+            // backend does not hold the caller past its bound.
+            abandonInBackground(context);
             throw e;
+        }
+    }
+
+    private void abandonInBackground(AttemptContext context) {
+        Runnable abandon = () -> {
+            try {
+                backend.abandon(context);
+            } catch (RuntimeException cleanupFailure) {
+                log.debug("Abandoning a failed attempt on lock '{}' failed too", context.name(), cleanupFailure);
+            }
+        };
+        try {
+            runtime.renewalExecutor().execute(abandon);
+        } catch (RejectedExecutionException e) {
+            abandon.run();
         }
     }
 }

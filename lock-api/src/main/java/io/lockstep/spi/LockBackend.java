@@ -14,6 +14,41 @@ import java.util.Optional;
  * token, because transient failures are retried: a {@code tryLock} whose reply was lost and that is
  * retried must find the lock already held by the same token and grant it again with the same fence.
  *
+ * <h2>Session-bound backends</h2>
+ *
+ * <p>Some backends grant a lock to a session rather than to a key with an owner token: a database
+ * connection holding an advisory lock ({@code pg_try_advisory_lock}, {@code GET_LOCK}) or a row lock in
+ * an open transaction, a ZooKeeper session owning an ephemeral node. The SPI fits them as follows.
+ *
+ * <ul>
+ *   <li><b>Idempotent retries.</b> The retry rule above holds for them too: a retried {@code tryLock}
+ *       of the same {@link AttemptContext} must not take a second session that holds the same lock
+ *       while the first one still does. Keep the attempt's session in {@link AttemptContext#attach}
+ *       and reuse or close it on the retry; a grant then belongs to exactly one session.
+ *   <li><b>Failed attempts.</b> {@link #abandon(AttemptContext)} gets the attempt's context, so it can
+ *       close the session the attempt attached (which frees whatever a lost reply granted) rather than
+ *       search for it by name.
+ *   <li><b>The end of a lease.</b> {@link #dispose(Object)} is called exactly once per granted handle,
+ *       after the last call that uses it, however the lease ended: released, lost, expired, or its
+ *       provider closed. Return the connection to its pool or close the session there.
+ *   <li><b>Waiting on the server.</b> A backend that can block on the server until the lock is free
+ *       ({@code pg_advisory_lock} with a statement timeout, {@code GET_LOCK(name, timeout)}, a
+ *       ZooKeeper watch) says so with {@link #waitsOnServer()}; {@link BackendLockProvider} then calls
+ *       {@link #tryLock(AttemptContext)} with a {@link AttemptContext#maxWait() maximum wait} instead
+ *       of polling and watching.
+ *   <li><b>A lock freed when its session drops.</b> A lease must never outlive what the backend keeps,
+ *       and must never end before its validity without {@code lost()} completing. So a backend whose
+ *       lock vanishes with its session either returns {@link Grant#UNBOUNDED} validity together with a
+ *       {@link Grant#backendLoss()} signal that completes the moment the session is known to be gone
+ *       (a connection error, a session-expired event), or keeps a <em>lease row</em>: a row (or node)
+ *       keyed by the lock name, holding the owner token and an expiry time that the server's clock
+ *       enforces, written in the same transaction as the grant, extended by {@link #extend} and deleted
+ *       by {@link #release}. The row, not the session, is then the lock: another holder may take the
+ *       lock only when the row is absent or expired, so a dropped session never frees the lock before
+ *       the validity the client was given, and the validity returned is the row's, counted from when
+ *       the request was sent.
+ * </ul>
+ *
  * @param <H> the handle the backend needs to extend and release a grant
  */
 public interface LockBackend<H> extends AutoCloseable {
@@ -24,8 +59,37 @@ public interface LockBackend<H> extends AutoCloseable {
     /**
      * Takes the lock for {@code ownerToken} if it is free (or already held by {@code ownerToken}).
      * {@code name} is already validated; it must only ever be passed as a key or parameter.
+     *
+     * <p>A backend implements this method or {@link #tryLock(AttemptContext)}; {@link
+     * BackendLockProvider} calls only the latter, which calls this one by default. This default throws
+     * {@link UnsupportedOperationException}.
      */
-    Attempt<H> tryLock(String name, String ownerToken, Duration leaseTime);
+    default Attempt<H> tryLock(String name, String ownerToken, Duration leaseTime) {
+        throw new UnsupportedOperationException(getClass().getName()
+                + " implements neither tryLock(String, String, Duration) nor tryLock(AttemptContext)");
+    }
+
+    /**
+     * Takes the lock for {@code attempt.ownerToken()} if it is free (or already held by that owner
+     * token), waiting on the server up to {@link AttemptContext#maxWait()} for it to become free (zero:
+     * answer at once). Idempotent for the same context, like every operation. Validity is counted from
+     * when the request was sent, so time spent waiting on the server shortens it.
+     *
+     * <p>By default: {@link #tryLock(String, String, Duration)}, which never waits on the server.
+     */
+    default Attempt<H> tryLock(AttemptContext attempt) {
+        return tryLock(attempt.name(), attempt.ownerToken(), attempt.leaseTime());
+    }
+
+    /**
+     * Whether {@link #tryLock(AttemptContext)} honours {@link AttemptContext#maxWait()} by waiting on the
+     * server; then waiters do not poll or {@link #watch}. The wait must end, with a busy answer, by
+     * {@code maxWait} plus the backend's own call timeout, and should end early when the calling thread
+     * is interrupted. False by default.
+     */
+    default boolean waitsOnServer() {
+        return false;
+    }
 
     /**
      * Sets the grant's lease time to {@code leaseTime} if {@code handle}'s owner still holds it.
@@ -43,9 +107,29 @@ public interface LockBackend<H> extends AutoCloseable {
 
     /**
      * Best-effort cleanup after a {@code tryLock} that failed with an unknown outcome: frees the lock
-     * if {@code ownerToken} holds it. Must not throw.
+     * if {@code ownerToken} holds it. Must not throw. Kept for backends written before {@link
+     * #abandon(AttemptContext)}; the default does nothing.
      */
     default void abandon(String name, String ownerToken) {}
+
+    /**
+     * Best-effort cleanup after an acquire whose attempts failed with an unknown outcome: frees the lock
+     * if the attempt's owner token or the session it {@linkplain AttemptContext#attach attached} holds
+     * it. Must not throw. Runs in the background on the runtime's renewal executor, so the failed
+     * acquire does not wait for it. By default: {@link #abandon(String, String)}.
+     */
+    default void abandon(AttemptContext attempt) {
+        abandon(attempt.name(), attempt.ownerToken());
+    }
+
+    /**
+     * Called exactly once per granted {@code handle} when its lease has ended, however it ended
+     * (released, lost, expired, its provider closed), after the last {@link #extend} or {@link #release}
+     * on it has returned; the handle is never used again. Frees what the grant kept open: returns its
+     * connection to the pool, closes its session. It may run on the runtime's renewal executor, possibly
+     * while {@link #close()} runs. Must not throw. Does nothing by default.
+     */
+    default void dispose(H handle) {}
 
     /** A watch for release signals on {@code name}; by default, none (waiters poll). */
     default ReleaseWatch watch(String name) {
