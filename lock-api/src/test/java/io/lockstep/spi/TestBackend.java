@@ -9,14 +9,18 @@ import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An in-memory backend for testing lock-api's own machinery, with switches that make it fail the way
@@ -38,6 +42,25 @@ public final class TestBackend implements LockBackend<String> {
     volatile boolean permanentFailure;
     volatile boolean rejectExtends;
     volatile Duration grantDelay = Duration.ZERO;
+    /** When positive, tryLock takes this long and then fails transiently, like a stalled server. */
+    volatile Duration stall = Duration.ZERO;
+    /** When set, extend() blocks until it opens (after counting down extendEntered). */
+    volatile @Nullable CountDownLatch extendGate;
+
+    final CountDownLatch extendEntered = new CountDownLatch(1);
+    /** When set, release() blocks until it opens, like a stalled server. */
+    volatile @Nullable CountDownLatch releaseGate;
+
+    final AtomicInteger releaseCalls = new AtomicInteger();
+    /** How often each handle was disposed of. */
+    final Map<String, AtomicInteger> disposals = new ConcurrentHashMap<>();
+    /** Whether tryLock waits on the "server" (this object's monitor) up to the attempt's maxWait. */
+    volatile boolean serverWait;
+
+    final List<Duration> maxWaits = new CopyOnWriteArrayList<>();
+    final AtomicInteger watches = new AtomicInteger();
+    /** Contexts passed to abandon(AttemptContext). */
+    final List<AttemptContext> abandonedContexts = new CopyOnWriteArrayList<>();
     /** Completed to signal a session loss to every grant made while it was current. */
     public volatile CompletableFuture<LossReason> sessionLoss = new CompletableFuture<>();
 
@@ -65,6 +88,14 @@ public final class TestBackend implements LockBackend<String> {
     @Override
     public synchronized Attempt<String> tryLock(String name, String ownerToken, Duration leaseTime) {
         tryLockCalls.incrementAndGet();
+        if (!stall.isZero() && !stall.isNegative()) {
+            try {
+                Thread.sleep(stall.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            throw new BackendUnavailableException("test backend at test:1 timed out", null, true);
+        }
         maybeFail();
         if (!grantDelay.isZero()) {
             try {
@@ -84,7 +115,74 @@ public final class TestBackend implements LockBackend<String> {
     }
 
     @Override
-    public synchronized Optional<Duration> extend(String handle, Duration leaseTime) {
+    public Attempt<String> tryLock(AttemptContext attempt) {
+        attempt.attach("session-of-" + attempt.ownerToken());
+        if (!serverWait) {
+            return tryLock(attempt.name(), attempt.ownerToken(), attempt.leaseTime());
+        }
+        maxWaits.add(attempt.maxWait());
+        long until = System.nanoTime() + attempt.maxWait().toNanos();
+        synchronized (this) {
+            while (true) {
+                Attempt<String> result = tryLock(attempt.name(), attempt.ownerToken(), attempt.leaseTime());
+                long left = until - System.nanoTime();
+                if (result.isGranted() || left <= 0) {
+                    return result;
+                }
+                try {
+                    // Woken by release(); the holder's expiry is noticed within 10 ms.
+                    wait(Math.max(1, Math.min(10, left / 1_000_000)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return Attempt.busy(Duration.ZERO);
+                }
+            }
+        }
+    }
+
+    @Override
+    public boolean waitsOnServer() {
+        return serverWait;
+    }
+
+    @Override
+    public ReleaseWatch watch(String name) {
+        watches.incrementAndGet();
+        return LockBackend.super.watch(name);
+    }
+
+    @Override
+    public void dispose(String handle) {
+        disposals.computeIfAbsent(handle, h -> new AtomicInteger()).incrementAndGet();
+    }
+
+    /** How often the handle of {@code lease} was disposed of. */
+    int disposalsOf(io.lockstep.Lease lease) {
+        AtomicInteger count = disposals.get(lease.name() + "|" + lease.ownerToken());
+        return count == null ? 0 : count.get();
+    }
+
+    @Override
+    public void abandon(AttemptContext attempt) {
+        abandonedContexts.add(attempt);
+        LockBackend.super.abandon(attempt);
+    }
+
+    @Override
+    public Optional<Duration> extend(String handle, Duration leaseTime) {
+        CountDownLatch gate = extendGate;
+        if (gate != null) {
+            extendEntered.countDown();
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return extendNow(handle, leaseTime);
+    }
+
+    private synchronized Optional<Duration> extendNow(String handle, Duration leaseTime) {
         maybeFail();
         String[] parts = handle.split("\\|");
         Entry e = locks.get(parts[0]);
@@ -97,7 +195,21 @@ public final class TestBackend implements LockBackend<String> {
     }
 
     @Override
-    public synchronized boolean release(String handle) {
+    public boolean release(String handle) {
+        releaseCalls.incrementAndGet();
+        CountDownLatch gate = releaseGate;
+        if (gate != null) {
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return releaseNow(handle);
+    }
+
+    private synchronized boolean releaseNow(String handle) {
+        notifyAll();
         maybeFail();
         String[] parts = handle.split("\\|");
         Entry e = locks.get(parts[0]);
@@ -115,6 +227,17 @@ public final class TestBackend implements LockBackend<String> {
         if (e != null && e.token.equals(ownerToken)) {
             locks.remove(name);
         }
+    }
+
+    /** How many tryLock calls reached the backend. */
+    public int tryLockCalls() {
+        return tryLockCalls.get();
+    }
+
+    /** Whether {@code ownerToken} holds {@code name} right now. */
+    synchronized boolean isHeldBy(String name, String ownerToken) {
+        Entry e = locks.get(name);
+        return e != null && e.expiresAt - System.nanoTime() > 0 && e.token.equals(ownerToken);
     }
 
     /** Whether anyone holds {@code name} right now. */
