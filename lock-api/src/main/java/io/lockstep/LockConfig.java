@@ -1,17 +1,20 @@
 package io.lockstep;
 
+import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -19,7 +22,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * What a {@link io.lockstep.spi.LockProviderFactory} builds a provider from: the backend URI, its
  * settings (the URI's query parameters plus any added with {@link #withProperty}), and the
- * {@link LockRuntime}. Read-only and immutable.
+ * {@link LockRuntime}. Read-only and immutable. Query parameters are percent-decoded as RFC 3986 says
+ * ({@code +} is a plus sign, not a space).
  *
  * <p>Typed getters validate: a bad value throws {@link LockConfigurationException} naming the
  * setting and the value.
@@ -50,7 +54,9 @@ public final class LockConfig {
         try {
             return of(new URI(uri.strip()));
         } catch (URISyntaxException e) {
-            throw new LockConfigurationException("uri is not a valid URI: '" + uri + "': " + e.getMessage(), e);
+            // Never echo what failed to parse: the bad character may be in a password.
+            throw new LockConfigurationException("uri is not a valid URI: " + e.getReason() + " at index "
+                    + e.getIndex() + " (percent-encode special characters in the user name and password)");
         }
     }
 
@@ -59,7 +65,7 @@ public final class LockConfig {
         Objects.requireNonNull(uri, "uri");
         if (uri.getScheme() == null) {
             throw new LockConfigurationException(
-                    "uri has no scheme: '" + uri + "'; expected for example redis://localhost:6379");
+                    "uri has no scheme: '" + redacted(uri) + "'; expected for example redis://localhost:6379");
         }
         return new LockConfig(uri, parseQuery(uri), LockRuntime.defaults());
     }
@@ -178,7 +184,91 @@ public final class LockConfig {
     }
 
     private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+        return percentDecode(s, "a query parameter");
+    }
+
+    /**
+     * Fails unless every property is one of {@code known} (or {@value Locks#PROVIDER_PROPERTY}), so a
+     * misspelt setting is an error instead of a silently ignored one.
+     *
+     * @throws LockConfigurationException naming the unknown setting, a near miss if there is one, and
+     *     the known settings
+     */
+    public void requireKnownSettings(Collection<String> known) {
+        Set<String> all = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+        all.addAll(known);
+        all.add(Locks.PROVIDER_PROPERTY);
+        for (String key : properties.keySet()) {
+            if (known.contains(key) || key.equals(Locks.PROVIDER_PROPERTY)) {
+                continue;
+            }
+            String hint = all.stream()
+                    .filter(k -> nearMiss(k, key))
+                    .findFirst()
+                    .map(k -> "; did you mean '" + k + "'?")
+                    .orElse("");
+            throw new LockConfigurationException("unknown setting '" + key + "' in " + redacted(uri) + hint
+                    + " Known settings: " + String.join(", ", all));
+        }
+    }
+
+    private static boolean nearMiss(String known, String given) {
+        String a = known.toLowerCase(Locale.ROOT).replace("_", "").replace("-", "");
+        String b = given.toLowerCase(Locale.ROOT).replace("_", "").replace("-", "");
+        return a.equals(b) || editDistance(a, b) <= 2;
+    }
+
+    private static int editDistance(String a, String b) {
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] swap = previous;
+            previous = current;
+            current = swap;
+        }
+        return previous[b.length()];
+    }
+
+    /**
+     * Percent-decodes {@code raw} as RFC 3986 says for every part of a URI: {@code %XX} is a byte of
+     * UTF-8 and every other character, {@code +} included, stands for itself (HTML form decoding, which
+     * turns {@code +} into a space, is not used).
+     *
+     * @param what what is decoded, for the message; the value itself is never shown (it may be a secret)
+     * @throws LockConfigurationException for a {@code %} not followed by two hex digits
+     */
+    public static String percentDecode(String raw, String what) {
+        if (raw.indexOf('%') < 0) {
+            return raw;
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(raw.length());
+        for (int i = 0; i < raw.length(); ) {
+            char c = raw.charAt(i);
+            if (c == '%') {
+                int hi = i + 2 < raw.length() ? Character.digit(raw.charAt(i + 1), 16) : -1;
+                int lo = hi < 0 ? -1 : Character.digit(raw.charAt(i + 2), 16);
+                if (lo < 0) {
+                    throw new LockConfigurationException(
+                            what + " has a '%' at index " + i + " that is not followed by two hex digits");
+                }
+                bytes.write(hi * 16 + lo);
+                i += 3;
+            } else {
+                int cp = raw.codePointAt(i);
+                byte[] utf8 = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8);
+                bytes.write(utf8, 0, utf8.length);
+                i += Character.charCount(cp);
+            }
+        }
+        return bytes.toString(StandardCharsets.UTF_8);
     }
 
     @Override
@@ -186,17 +276,52 @@ public final class LockConfig {
         return "LockConfig[" + redacted(uri) + ", " + properties.keySet() + "]";
     }
 
-    /** The URI with any password replaced by {@code ***}, for messages and logs. */
+    /** The URI with any user info past the user name replaced by {@code ***}, for messages and logs. */
     public static String redacted(@Nullable URI uri) {
+        return uri == null ? "null" : redacted(uri.toString());
+    }
+
+    /**
+     * {@code uri} as typed, with everything between {@code //} and the last {@code @} replaced by
+     * {@code ***} (the user name before a {@code :} is kept), for messages and logs. Works on the raw
+     * text, so it also covers the password-only form {@code redis://secret@host}, authorities that
+     * {@link URI} reads as registry-based (several hosts, {@code _} in a host name) and text that is
+     * not a valid URI at all. It errs on the side of hiding: an {@code @} in the query hides the host.
+     */
+    public static String redacted(@Nullable String uri) {
         if (uri == null) {
             return "null";
         }
-        String raw = uri.toString();
-        String userInfo = uri.getRawUserInfo();
-        if (userInfo == null || !userInfo.contains(":")) {
-            return raw;
+        int at = uri.lastIndexOf('@');
+        if (at < 0) {
+            return redactedQuery(uri);
         }
-        String user = userInfo.substring(0, userInfo.indexOf(':'));
-        return raw.replace(userInfo + "@", user + ":***@");
+        int slashes = uri.indexOf("//");
+        int colon = uri.indexOf(':');
+        int start = slashes >= 0 && slashes < at ? slashes + 2 : colon >= 0 && colon < at ? colon + 1 : 0;
+        String userInfo = uri.substring(start, at);
+        int userEnd = userInfo.indexOf(':');
+        String user = userEnd < 0 ? "" : userInfo.substring(0, userEnd);
+        boolean plainUser = !user.isEmpty()
+                && user.chars().allMatch(c -> Character.isLetterOrDigit(c) || "-._~%!$&'()*+,;=".indexOf(c) >= 0);
+        return uri.substring(0, start) + (plainUser ? user + ":" : "") + "***" + redactedQuery(uri.substring(at));
+    }
+
+    /** Hides the values of query parameters that hold secrets ({@code trustStorePassword} and the like). */
+    private static String redactedQuery(String text) {
+        int question = text.indexOf('?');
+        if (question < 0) {
+            return text;
+        }
+        StringBuilder out = new StringBuilder(text.substring(0, question + 1));
+        String[] pairs = text.substring(question + 1).split("&", -1);
+        for (int i = 0; i < pairs.length; i++) {
+            String pair = pairs[i];
+            int eq = pair.indexOf('=');
+            String key = (eq < 0 ? pair : pair.substring(0, eq)).toLowerCase(Locale.ROOT);
+            boolean secret = key.contains("password") || key.contains("secret") || key.contains("passphrase");
+            out.append(i == 0 ? "" : "&").append(secret && eq >= 0 ? pair.substring(0, eq + 1) + "***" : pair);
+        }
+        return out.toString();
     }
 }

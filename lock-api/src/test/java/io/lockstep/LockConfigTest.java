@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -52,5 +53,53 @@ class LockConfigTest {
                 .isEqualTo("redis://user:***@host:1");
         assertThat(LockConfig.of("redis://user:hunter2@host:1").toString()).doesNotContain("hunter2");
         assertThat(LockConfig.redacted(URI.create("redis://host:1"))).isEqualTo("redis://host:1");
+    }
+
+    @Test
+    @DisplayName("redaction works on the raw text of every form: password only, several hosts, '_', not a URI")
+    void redactionCoversEveryForm() {
+        assertThat(LockConfig.of("redis://hunter2@localhost:6379").toString())
+                .isEqualTo("LockConfig[redis://***@localhost:6379, []]");
+        assertThat(LockConfig.redacted("redis://:hunter2@h:1")).isEqualTo("redis://***@h:1");
+        assertThat(LockConfig.redacted("redlock://app:hunter2@h1:1,h2:2/3?quorum=2"))
+                .isEqualTo("redlock://app:***@h1:1,h2:2/3?quorum=2");
+        assertThat(LockConfig.redacted("redis://app:hunter2@redis_primary:6379"))
+                .isEqualTo("redis://app:***@redis_primary:6379");
+        assertThat(LockConfig.redacted("redis://app:pa@ss/wo?rd@h:1")).isEqualTo("redis://app:***@h:1");
+        assertThat(LockConfig.redacted("redis:app:hunter2@h:1")).doesNotContain("hunter2");
+        assertThat(LockConfig.redacted("x://h?trustStorePassword=hunter2&b=1"))
+                .isEqualTo("x://h?trustStorePassword=***&b=1");
+        assertThatThrownBy(() -> LockConfig.of("redis://:pa^hunter2@127.0.0.1:6379"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("not a valid URI")
+                .hasMessageNotContaining("hunter2")
+                .hasNoCause();
+    }
+
+    @Test
+    @DisplayName("percent-decoding follows RFC 3986: '+' stays a plus sign, %2B is one too, %20 a space")
+    void percentDecodingKeepsPlus() {
+        assertThat(LockConfig.percentDecode("ab+cd", "x")).isEqualTo("ab+cd");
+        assertThat(LockConfig.percentDecode("ab%2Bcd%20%C3%A9", "x")).isEqualTo("ab+cd é");
+        assertThat(LockConfig.of("x://h?k=a+b").property("k")).contains("a+b");
+        assertThatThrownBy(() -> LockConfig.percentDecode("ab%2", "the password"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("the password has a '%' at index 2")
+                .hasMessageNotContaining("ab");
+    }
+
+    @Test
+    @DisplayName("unknown settings are rejected naming the setting, a near miss and the known ones")
+    void unknownSettings() {
+        LockConfig config = LockConfig.of("x://h?keyprefix=a&provider=p");
+        assertThatThrownBy(() -> config.requireKnownSettings(List.of("keyPrefix", "timeout")))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("unknown setting 'keyprefix'")
+                .hasMessageContaining("did you mean 'keyPrefix'?")
+                .hasMessageContaining("Known settings: keyPrefix, provider, timeout");
+        assertThatThrownBy(() -> LockConfig.of("x://h?colour=red").requireKnownSettings(List.of("timeout")))
+                .hasMessageContaining("unknown setting 'colour'")
+                .hasMessageNotContaining("did you mean");
+        LockConfig.of("x://h?timeout=1s&provider=p").requireKnownSettings(List.of("timeout"));
     }
 }

@@ -3,6 +3,7 @@ package io.lockstep.redis;
 import io.lockstep.LockRuntime;
 import io.lockstep.redis.internal.RedisBackend;
 import io.lockstep.spi.BackendLockProvider;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.ForwardingLockProvider;
 import java.util.Objects;
 import redis.clients.jedis.UnifiedJedis;
@@ -20,7 +21,8 @@ import redis.clients.jedis.UnifiedJedis;
  * <p>Tier {@link io.lockstep.StrengthTier#BEST_EFFORT}: exclusion survives a holder crash (the key
  * expires), not a failover to a replica that missed the write, nor a restart of a server without
  * {@code appendfsync always}; after such a restart fences start again from the persisted counter, or
- * from zero without persistence. Thread-safe.
+ * from zero without persistence. The server counts a lease's TTL on its own clock, so a grant is reported
+ * valid for the TTL less a clock drift allowance ({@link Builder#driftFactor}). Thread-safe.
  *
  * <pre>{@code
  * try (LockProvider locks = RedisLockProvider.builder(new JedisPooled("localhost", 6379)).build()) { ... }
@@ -32,7 +34,8 @@ public final class RedisLockProvider extends ForwardingLockProvider {
     public static final String DEFAULT_KEY_PREFIX = "lockstep:";
 
     private RedisLockProvider(Builder b) {
-        super(new BackendLockProvider<>(new RedisBackend(b.jedis, b.closeClient, b.keyPrefix, b.where), b.runtime));
+        super(new BackendLockProvider<>(
+                new RedisBackend(b.jedis, b.closeClient, b.keyPrefix, b.driftFactor, b.where), b.runtime));
     }
 
     /** A builder over {@code jedis} ({@code JedisPooled} for one server, {@code JedisCluster} for a cluster). */
@@ -44,6 +47,7 @@ public final class RedisLockProvider extends ForwardingLockProvider {
     public static final class Builder {
         private final UnifiedJedis jedis;
         private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private double driftFactor = ClockDrift.DEFAULT_FACTOR;
         private LockRuntime runtime = LockRuntime.defaults();
         private boolean closeClient;
         private String where = "(client supplied)";
@@ -58,6 +62,18 @@ public final class RedisLockProvider extends ForwardingLockProvider {
          */
         public Builder keyPrefix(String keyPrefix) {
             this.keyPrefix = requireValidPrefix(keyPrefix);
+            return this;
+        }
+
+        /**
+         * The clock drift allowance as a fraction of the lease time, in [0, 0.5), default 0.01: a grant
+         * is reported valid for {@code TTL − (TTL × driftFactor + 2 ms)}, because the server counts the
+         * TTL on its own clock, which may run faster than ours (see {@link ClockDrift}).
+         *
+         * @throws IllegalArgumentException if outside [0, 0.5)
+         */
+        public Builder driftFactor(double driftFactor) {
+            this.driftFactor = ClockDrift.requireFactor(driftFactor);
             return this;
         }
 

@@ -24,10 +24,12 @@ class RedisLockProviderFactoryTest {
 
     private static RedisServer redis;
     private static RedisServer secured;
+    private static RedisServer plusPassword;
 
     @BeforeAll
     static void start() {
         redis = RedisServer.start();
+        plusPassword = RedisServer.startWith(List.of("--requirepass", "ab+cd"));
         secured = RedisServer.startWith(
                 List.of("--user", "default", "off", "--user", "locker", "on", ">s3cr:t@", "~*", "&*", "+@all"));
     }
@@ -39,6 +41,9 @@ class RedisLockProviderFactoryTest {
         }
         if (secured != null) {
             secured.close();
+        }
+        if (plusPassword != null) {
+            plusPassword.close();
         }
     }
 
@@ -77,6 +82,93 @@ class RedisLockProviderFactoryTest {
         try (LockProvider locks = Locks.open(uri)) {
             assertThat(locks.tryAcquire("acl", OPTIONS)).isPresent();
         }
+    }
+
+    @Test
+    @DisplayName("user info is percent-decoded as RFC 3986 says: '+' is a plus sign, not a space")
+    void plusInThePasswordIsLiteral() {
+        for (String userInfo : List.of(":ab+cd", "ab+cd", ":ab%2Bcd", "default:ab+cd")) {
+            String uri = "redis://" + userInfo + "@127.0.0.1:" + plusPassword.port() + "?timeout=1s";
+            try (LockProvider locks = Locks.open(uri)) {
+                assertThat(locks.tryAcquire("plus/" + userInfo, OPTIONS))
+                        .as(userInfo)
+                        .isPresent();
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a host name with '_' (a registry-based authority, as Docker Compose names are) is accepted")
+    void underscoreHostIsAccepted() {
+        try (LockProvider locks = Locks.open("redis://app:pw@redis_primary:6390/2?timeout=200ms")) {
+            assertThat(locks.toString()).contains("redis_primary:6390");
+            assertThatThrownBy(() -> locks.tryAcquire("underscore", OPTIONS))
+                    .isInstanceOf(BackendUnavailableException.class)
+                    .hasMessageContaining("redis_primary:6390");
+        }
+    }
+
+    @Test
+    @DisplayName("an unknown setting is an error naming it, a near miss, and the known settings")
+    void unknownSettingsAreRejected() {
+        assertThatThrownBy(() -> Locks.open(redis.uri() + "?keyprefix=billing:"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("unknown setting 'keyprefix'")
+                .hasMessageContaining("did you mean 'keyPrefix'")
+                .hasMessageContaining("poolSize, provider, timeout");
+        assertThatThrownBy(() -> Locks.open(redis.uri() + "?keyPrefix=billing:&pool_size=64"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("'pool_size'")
+                .hasMessageContaining("did you mean 'poolSize'");
+        assertThatThrownBy(() -> Locks.open(redis.uri() + "?nodeTimeout=1s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("unknown setting 'nodeTimeout'");
+    }
+
+    @Test
+    @DisplayName("the validity reported is the TTL less the clock drift allowance (TTL x driftFactor + 2 ms)")
+    void validityLeavesTheDriftAllowance() {
+        Duration ttl = Duration.ofSeconds(10);
+        try (LockProvider locks = Locks.open(redis.uri())) {
+            Lease lease = locks.acquire("drift/default", LeaseOptions.of(ttl));
+            // 10 s x 0.01 + 2 ms = 102 ms
+            assertThat(lease.remaining())
+                    .isLessThanOrEqualTo(ttl.minusMillis(102))
+                    .isGreaterThan(Duration.ZERO);
+            assertThat(lease.extend(ttl)).isTrue();
+            assertThat(lease.remaining()).isLessThanOrEqualTo(ttl.minusMillis(102));
+            lease.release();
+        }
+        try (LockProvider locks = Locks.open(redis.uri() + "?driftFactor=0.1")) {
+            Lease lease = locks.acquire("drift/tenth", LeaseOptions.of(ttl));
+            assertThat(lease.remaining()).isLessThanOrEqualTo(ttl.minusMillis(1_002));
+            try (Jedis jedis = new Jedis(redis.host(), redis.port())) {
+                assertThat(jedis.pttl("lockstep:{drift/tenth}"))
+                        .as("the server still gets the whole TTL")
+                        .isGreaterThan(ttl.minusMillis(1_002).toMillis());
+            }
+            lease.release();
+        }
+        try (LockProvider locks = Locks.open(redis.uri() + "?driftFactor=0")) {
+            Lease lease = locks.acquire("drift/zero", LeaseOptions.of(ttl));
+            assertThat(lease.remaining()).isLessThanOrEqualTo(ttl.minusMillis(2));
+            lease.release();
+        }
+    }
+
+    @Test
+    @DisplayName("a lease no longer than the drift allowance is refused, naming the allowance")
+    void leaseShorterThanTheAllowanceIsRefused() {
+        try (LockProvider locks = Locks.open(redis.uri())) {
+            assertThatThrownBy(() -> locks.tryAcquire("drift/short", LeaseOptions.of(Duration.ofMillis(2))))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("drift allowance");
+            assertThat(locks.tryAcquire("drift/short", LeaseOptions.of(Duration.ofMillis(3))))
+                    .isPresent();
+        }
+        assertThatThrownBy(() -> Locks.open(redis.uri() + "?driftFactor=0.5"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("driftFactor must be in [0, 0.5), was 0.5");
     }
 
     @Test

@@ -61,6 +61,12 @@ public final class RedlockLockProvider extends ForwardingLockProvider {
      * A provider that opens one pool per node with {@code clientConfig} (credentials, TLS, timeouts,
      * database) and closes them when closed. Nothing is connected until the first lock.
      *
+     * <p>TLS: Jedis does not check that a server's certificate names the host connected to. A
+     * {@code clientConfig} with {@code ssl(true)} must also set {@code sslParameters} whose endpoint
+     * identification algorithm is {@code "HTTPS"} (as {@link io.lockstep.spi.TlsSettings#sslParameters()}
+     * gives, and as {@code redlock://...?ssl=true} does by default); otherwise anyone holding any
+     * certificate from a trusted CA can impersonate every node and forge grants.
+     *
      * @throws IllegalArgumentException for no nodes, duplicate nodes or a quorum outside [N/2+1, N]
      */
     public static RedlockLockProvider connect(

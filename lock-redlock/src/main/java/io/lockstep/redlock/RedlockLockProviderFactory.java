@@ -15,12 +15,16 @@ import java.util.Set;
  * redlock://[user:password@]host1:port1,host2:port2,host3:port3[/database]?driftFactor=0.01&amp;keyPrefix=
  * </pre>
  *
- * <p>Settings (query parameters or {@link LockConfig#withProperty}): {@code driftFactor} (0.01, in [0,
- * 0.5)), {@code keyPrefix} (empty: spec-compatible keys), {@code nodeTimeout} (a tenth of the lease
- * time, 10–250 ms), {@code retryDelay} (100ms), {@code maxLeaseTime} (60s: how long a restarted node
- * sits out), {@code persistent} (false: nodes run {@code appendfsync always}), {@code quorum} (the
- * majority), {@code connectTimeout} (1s), {@code socketTimeout} (2s), {@code ssl} (false),
- * {@code database} (0), {@code clientName}. Stateless and thread-safe.
+ * <p>Settings (query parameters or {@link LockConfig#withProperty}), any other is an error:
+ * {@code driftFactor} (0.01, in [0, 0.5)), {@code keyPrefix} (empty: spec-compatible keys),
+ * {@code nodeTimeout} (a tenth of the lease time, 10–250 ms), {@code retryDelay} (100ms),
+ * {@code maxLeaseTime} (60s: how long a restarted node sits out), {@code persistent} (false: nodes run
+ * {@code appendfsync always}), {@code quorum} (the majority), {@code connectTimeout} (1s),
+ * {@code socketTimeout} (2s), {@code ssl} (false), {@code database} (0), {@code clientName}; with
+ * {@code ssl=true}: {@code verifyHostname} (true), {@code trustStore} and {@code trustStorePassword}
+ * (the JVM's trust store by default), as for {@code rediss://} ({@link io.lockstep.spi.TlsSettings}).
+ * User info is percent-decoded as RFC 3986 says ({@code +} is a plus sign). Stateless and
+ * thread-safe.
  */
 public final class RedlockLockProviderFactory implements LockProviderFactory {
 

@@ -1,5 +1,6 @@
 package io.lockstep.redlock;
 
+import io.lockstep.spi.ClockDrift;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
@@ -23,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RedlockOptions {
 
-    /** The spec's clock drift factor: 1% of the lease time (plus 2 ms). */
-    public static final double DEFAULT_DRIFT_FACTOR = 0.01;
+    /** The spec's clock drift factor: 1% of the lease time (plus 2 ms), as for every Lockstep backend. */
+    public static final double DEFAULT_DRIFT_FACTOR = ClockDrift.DEFAULT_FACTOR;
     /** The default delay between attempts on a held lock; the real delay is random in [d/2, d]. */
     public static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(100);
     /** The default for {@link #maxLeaseTime()}. */
@@ -72,9 +73,7 @@ public final class RedlockOptions {
      * @throws IllegalArgumentException if outside [0, 0.5)
      */
     public RedlockOptions withDriftFactor(double driftFactor) {
-        if (!(driftFactor >= 0 && driftFactor < 0.5)) {
-            throw new IllegalArgumentException("driftFactor must be in [0, 0.5), was " + driftFactor);
-        }
+        ClockDrift.requireFactor(driftFactor);
         return new RedlockOptions(
                 driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
     }

@@ -81,10 +81,39 @@ class RedlockConfigurationTest {
         assertThatThrownBy(() -> Locks.open(uri))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("nodes");
-        // IPv6 literals cannot appear in a multi-host authority: java.net.URI refuses '[' there.
+        // IPv6 literals cannot appear in a multi-host authority: java.net.URI refuses '[' there. The
+        // message does not echo the text (it might hold a password), only where it failed.
         assertThatThrownBy(() -> Locks.open("redlock://h1:6379,[::1]:1,h3:6379"))
                 .isInstanceOf(LockConfigurationException.class)
-                .hasMessageContaining("[::1]");
+                .hasMessageContaining("not a valid URI")
+                .hasMessageNotContaining("h3:6379");
+    }
+
+    @Test
+    @DisplayName("an unknown setting is an error naming it, a near miss, and the known settings")
+    void unknownSettingsAreRejected() {
+        assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?nodeTimout=50ms"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("unknown setting 'nodeTimout'")
+                .hasMessageContaining("did you mean 'nodeTimeout'")
+                .hasMessageContaining("maxLeaseTime, nodeTimeout, persistent");
+        assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?keyprefix=billing:"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("did you mean 'keyPrefix'");
+        assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?poolSize=4"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("unknown setting 'poolSize'");
+    }
+
+    @Test
+    @DisplayName("node names with '_' (Docker Compose service names) are accepted")
+    void underscoreHostsAreAccepted() {
+        RedlockUri uri = RedlockUri.parse(LockConfig.of("redlock://redis_a:7001,redis_b,redis-c_1:7003"));
+        assertThat(uri.nodes())
+                .containsExactly(
+                        new HostAndPort("redis_a", 7001),
+                        new HostAndPort("redis_b", 6379),
+                        new HostAndPort("redis-c_1", 7003));
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.lockstep.Capability;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
@@ -32,18 +33,21 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     private final UnifiedJedis jedis;
     private final boolean ownsClient;
     private final RedisKeys keys;
+    private final double driftFactor;
     private final String where;
     private final RedisReleaseSignals signals;
 
     /**
      * @param jedis the client; closed with the backend if {@code ownsClient}
      * @param keyPrefix validated prefix for every key
+     * @param driftFactor validated clock drift factor (see {@link ClockDrift})
      * @param where host and port, for messages
      */
-    public RedisBackend(UnifiedJedis jedis, boolean ownsClient, String keyPrefix, String where) {
+    public RedisBackend(UnifiedJedis jedis, boolean ownsClient, String keyPrefix, double driftFactor, String where) {
         this.jedis = jedis;
         this.ownsClient = ownsClient;
         this.keys = new RedisKeys(keyPrefix);
+        this.driftFactor = driftFactor;
         this.where = where;
         this.signals = new RedisReleaseSignals(jedis, keys.releaseChannel(), where);
     }
@@ -55,6 +59,12 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
 
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        Duration validity = ClockDrift.validity(leaseTime, driftFactor);
+        if (validity.isNegative() || validity.isZero()) {
+            throw new IllegalArgumentException("leaseTime must be longer than the clock drift allowance of "
+                    + ClockDrift.allowance(leaseTime, driftFactor).toMillis() + " ms (leaseTime × driftFactor "
+                    + driftFactor + " + 2 ms), was " + leaseTime);
+        }
         long ttlMillis = leaseTime.toMillis();
         String lockKey = keys.lockKey(name);
         List<?> reply = (List<?>) RedisErrors.translate(
@@ -65,9 +75,8 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         long granted = (Long) reply.get(0);
         long value = (Long) reply.get(1);
         if (granted == 1) {
-            // PX counts whole milliseconds: the grant is valid for exactly what the server was told.
-            return Attempt.granted(Grant.of(
-                    new Handle(name, lockKey, ownerToken), OptionalLong.of(value), Duration.ofMillis(ttlMillis)));
+            // The server counts PX on its own clock, which may run fast: report less by the drift allowance.
+            return Attempt.granted(Grant.of(new Handle(name, lockKey, ownerToken), OptionalLong.of(value), validity));
         }
         return Attempt.busy(value > 0 ? Duration.ofMillis(value) : Duration.ofMillis(50));
     }
@@ -80,7 +89,13 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                 "extending lock '" + handle.name() + "'",
                 () -> RedisScripts.EXTEND.run(
                         jedis, List.of(handle.lockKey()), List.of(handle.ownerToken(), Long.toString(ttlMillis))));
-        return ((Long) reply) == 1 ? Optional.of(Duration.ofMillis(ttlMillis)) : Optional.empty();
+        if (((Long) reply) != 1) {
+            return Optional.empty();
+        }
+        // A renewal capped by maxHold may ask for less than the allowance: the key gets that much, the
+        // lease no validity at all (it ends now, as the cap says), never an error.
+        Duration validity = ClockDrift.validity(leaseTime, driftFactor);
+        return Optional.of(validity.isNegative() ? Duration.ZERO : validity);
     }
 
     @Override

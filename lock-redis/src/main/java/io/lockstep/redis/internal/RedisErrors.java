@@ -1,6 +1,7 @@
 package io.lockstep.redis.internal;
 
 import io.lockstep.BackendUnavailableException;
+import java.util.NoSuchElementException;
 import java.util.function.Supplier;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
@@ -22,6 +23,14 @@ public final class RedisErrors {
             throw new BackendUnavailableException(
                     what + " failed: Redis at " + where + " refused the credentials: " + e.getMessage(), e, false);
         } catch (JedisException e) {
+            if (e.getCause() instanceof NoSuchElementException) {
+                // The pool's maxWait ran out: every connection is busy with a server that does not answer.
+                throw new BackendUnavailableException(
+                        what + " failed: no connection to Redis at " + where
+                                + " came free within the timeout; the server is slow or unreachable",
+                        e,
+                        true);
+            }
             throw new BackendUnavailableException(
                     what + " failed: Redis at " + where + " answered with an error: " + e.getMessage(), e, false);
         }

@@ -37,13 +37,16 @@ final class RedisScripts {
 
     /**
      * KEYS[1] lock key; ARGV[1] owner token, ARGV[2] release channel, ARGV[3] lock name.
-     * Compare-and-delete, then tell waiters. 1 if released, 0 if not ours.
+     * Compare-and-delete, then tell waiters. 1 if released, 0 if not ours. The notice is sent with
+     * {@code pcall}: a script is not rolled back when a later call fails, so a {@code PUBLISH} the user
+     * may not do (a Redis 7 ACL user without channel permission) must not turn a done delete into an
+     * error; waiters then find the lock free by polling.
      */
     static final LuaScript RELEASE = new LuaScript(
             """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], ARGV[3])
+              redis.pcall('PUBLISH', ARGV[2], ARGV[3])
               return 1
             end
             return 0
