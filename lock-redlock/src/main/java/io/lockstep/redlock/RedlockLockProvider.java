@@ -78,7 +78,7 @@ public final class RedlockLockProvider extends ForwardingLockProvider {
             for (HostAndPort node : nodes) {
                 Objects.requireNonNull(node, "node");
                 specs.add(new RedlockBackend.NodeSpec(
-                        node.toString(), new JedisPool(poolConfig(clientConfig), node, clientConfig), true));
+                        node.toString(), new JedisPool(poolConfig(clientConfig, options), node, clientConfig), true));
             }
             return new RedlockLockProvider(new RedlockBackend(specs, options, runtime), runtime);
         } catch (RuntimeException e) {
@@ -97,10 +97,12 @@ public final class RedlockLockProvider extends ForwardingLockProvider {
         return backend.addresses();
     }
 
-    private static JedisPoolConfig poolConfig(JedisClientConfig clientConfig) {
+    /** 32 connections per node, or one per in-flight call plus the release subscriber's. */
+    private static JedisPoolConfig poolConfig(JedisClientConfig clientConfig, RedlockOptions options) {
         JedisPoolConfig config = new JedisPoolConfig();
-        config.setMaxTotal(32);
-        config.setMaxIdle(32);
+        int size = options.maxInFlight().isPresent() ? options.maxInFlight().getAsInt() + 1 : 32;
+        config.setMaxTotal(size);
+        config.setMaxIdle(size);
         config.setMinIdle(0);
         config.setJmxEnabled(false);
         config.setBlockWhenExhausted(true);

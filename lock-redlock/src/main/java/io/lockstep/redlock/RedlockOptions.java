@@ -33,8 +33,8 @@ public final class RedlockOptions {
     /** The longest key prefix, in bytes of UTF-8. */
     public static final int MAX_PREFIX_BYTES = 128;
 
-    private static final RedlockOptions DEFAULTS =
-            new RedlockOptions(DEFAULT_DRIFT_FACTOR, "", null, DEFAULT_RETRY_DELAY, DEFAULT_MAX_LEASE_TIME, false, 0);
+    private static final RedlockOptions DEFAULTS = new RedlockOptions(
+            DEFAULT_DRIFT_FACTOR, "", null, DEFAULT_RETRY_DELAY, DEFAULT_MAX_LEASE_TIME, false, 0, 0);
 
     private final double driftFactor;
     private final String keyPrefix;
@@ -43,6 +43,7 @@ public final class RedlockOptions {
     private final Duration maxLeaseTime;
     private final boolean persistentNodes;
     private final int quorum;
+    private final int maxInFlight;
 
     private RedlockOptions(
             double driftFactor,
@@ -51,7 +52,8 @@ public final class RedlockOptions {
             Duration retryDelay,
             Duration maxLeaseTime,
             boolean persistentNodes,
-            int quorum) {
+            int quorum,
+            int maxInFlight) {
         this.driftFactor = driftFactor;
         this.keyPrefix = keyPrefix;
         this.nodeTimeout = nodeTimeout;
@@ -59,6 +61,7 @@ public final class RedlockOptions {
         this.maxLeaseTime = maxLeaseTime;
         this.persistentNodes = persistentNodes;
         this.quorum = quorum;
+        this.maxInFlight = maxInFlight;
     }
 
     /** Drift factor 0.01, empty key prefix, node timeout from the lease time, majority quorum. */
@@ -75,7 +78,7 @@ public final class RedlockOptions {
     public RedlockOptions withDriftFactor(double driftFactor) {
         ClockDrift.requireFactor(driftFactor);
         return new RedlockOptions(
-                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
     }
 
     /**
@@ -99,7 +102,7 @@ public final class RedlockOptions {
                     "keyPrefix must be at most " + MAX_PREFIX_BYTES + " bytes of UTF-8, was " + bytes);
         }
         return new RedlockOptions(
-                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
     }
 
     /**
@@ -109,14 +112,14 @@ public final class RedlockOptions {
     public RedlockOptions withNodeTimeout(Duration nodeTimeout) {
         requireBetween("nodeTimeout", nodeTimeout, Duration.ofMillis(1), Duration.ofSeconds(10));
         return new RedlockOptions(
-                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
     }
 
     /** The delay before a held lock is asked again, 1 ms to 10 s; each wait is random in [d/2, d]. */
     public RedlockOptions withRetryDelay(Duration retryDelay) {
         requireBetween("retryDelay", retryDelay, Duration.ofMillis(1), Duration.ofSeconds(10));
         return new RedlockOptions(
-                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
     }
 
     /**
@@ -127,7 +130,7 @@ public final class RedlockOptions {
     public RedlockOptions withMaxLeaseTime(Duration maxLeaseTime) {
         requireBetween("maxLeaseTime", maxLeaseTime, Duration.ofMillis(1), Duration.ofDays(1));
         return new RedlockOptions(
-                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
     }
 
     /**
@@ -137,7 +140,7 @@ public final class RedlockOptions {
      */
     public RedlockOptions withPersistentNodes(boolean persistentNodes) {
         return new RedlockOptions(
-                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
     }
 
     /**
@@ -152,7 +155,27 @@ public final class RedlockOptions {
             throw new IllegalArgumentException("quorum must be at least 1, was " + quorum);
         }
         return new RedlockOptions(
-                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
+    }
+
+    /**
+     * How many calls this provider may have in flight on one node at once, 1 to 10,000; by default one
+     * less than the node's connection pool holds (the remaining connection is the release subscriber's).
+     * A call beyond it waits in line for a free slot (up to 1 s) rather than fail.
+     *
+     * @throws IllegalArgumentException if outside [1, 10000]
+     */
+    public RedlockOptions withMaxInFlight(int maxInFlight) {
+        if (maxInFlight < 1 || maxInFlight > 10_000) {
+            throw new IllegalArgumentException("maxInFlight must be between 1 and 10000, was " + maxInFlight);
+        }
+        return new RedlockOptions(
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
+    }
+
+    /** The in-flight cap per node if set; empty means one less than the node's pool size. */
+    public OptionalInt maxInFlight() {
+        return maxInFlight == 0 ? OptionalInt.empty() : OptionalInt.of(maxInFlight);
     }
 
     /** The drift factor. */
@@ -217,12 +240,14 @@ public final class RedlockOptions {
                 && retryDelay.equals(other.retryDelay)
                 && maxLeaseTime.equals(other.maxLeaseTime)
                 && persistentNodes == other.persistentNodes
-                && quorum == other.quorum;
+                && quorum == other.quorum
+                && maxInFlight == other.maxInFlight;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum);
+        return Objects.hash(
+                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
     }
 
     @Override
@@ -230,6 +255,7 @@ public final class RedlockOptions {
         return "RedlockOptions[driftFactor=" + driftFactor + ", keyPrefix='" + keyPrefix + "', nodeTimeout="
                 + (nodeTimeout == null ? "TTL/10" : nodeTimeout) + ", retryDelay=" + retryDelay + ", maxLeaseTime="
                 + maxLeaseTime + ", persistentNodes=" + persistentNodes + ", quorum="
-                + (quorum == 0 ? "majority" : quorum) + "]";
+                + (quorum == 0 ? "majority" : quorum) + ", maxInFlight="
+                + (maxInFlight == 0 ? "pool size - 1" : maxInFlight) + "]";
     }
 }

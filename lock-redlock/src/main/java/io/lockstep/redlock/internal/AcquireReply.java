@@ -1,5 +1,8 @@
 package io.lockstep.redlock.internal;
 
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
 /**
  * One node's answer to a fenced acquire proposal (the {@link Scripts#ACQUIRE} script).
  *
@@ -28,6 +31,25 @@ public record AcquireReply(Kind kind, long counter, long pttlMillis, String hold
     /** The key is held by {@code holder} for {@code pttlMillis} more. */
     public static AcquireReply held(long counter, long pttlMillis, String holder) {
         return new AcquireReply(Kind.HELD, counter, pttlMillis, holder);
+    }
+
+    /** Parses a reply of {@link Scripts#ACQUIRE} other than "too late". */
+    static AcquireReply parse(Object reply) {
+        if (!(reply instanceof List<?> list) || list.size() < 2) {
+            throw new IllegalStateException("unexpected reply to the acquire script: " + reply);
+        }
+        long code = Replies.asLong(list.get(0));
+        long counter = Replies.asLong(list.get(1));
+        if (code == 1) {
+            return granted(counter);
+        }
+        if (code == 2) {
+            return stale(counter);
+        }
+        Object holder = list.size() > 3 ? list.get(3) : "";
+        String hash =
+                holder instanceof byte[] bytes ? new String(bytes, StandardCharsets.US_ASCII) : String.valueOf(holder);
+        return held(counter, list.size() > 2 ? Replies.asLong(list.get(2)) : -1, hash);
     }
 
     /** The proposal was not greater than {@code counter}. */

@@ -1,14 +1,18 @@
 package io.lockstep.redlock.internal;
 
 import io.lockstep.MonotonicClock;
-import java.time.Duration;
+import io.lockstep.redlock.RedlockOptions;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -37,6 +41,9 @@ final class Node {
     /** How the failure of a quarantined node's call begins: such a node surely lost the keys it had. */
     static final String RESTARTED = "restarted and left out of quorums";
 
+    /** The in-flight cap over a pool without a size limit. */
+    private static final int UNBOUNDED_POOL_CAP = 64;
+
     /** Thrown for a call that failed or was refused before reaching the node; the message says why. */
     static final class NodeFailure extends RuntimeException {
         private static final long serialVersionUID = 1L;
@@ -54,7 +61,9 @@ final class Node {
     private final boolean declaredPersistent;
     private final LongSupplier quarantineNanos;
     private final int maxInFlight;
-    private final AtomicInteger inFlight = new AtomicInteger();
+    /** One permit per call this client may have in flight on the node; fair, so callers queue in order. */
+    private final Semaphore slots;
+
     private final Set<Jedis> checked = Collections.newSetFromMap(Collections.synchronizedMap(new WeakHashMap<>()));
 
     private volatile boolean suspect;
@@ -64,6 +73,8 @@ final class Node {
     private @Nullable String runId;
     private long quarantinedUntil;
     private boolean quarantined;
+    /** A restart was seen and whether the node kept its state is still being checked: no vote counts yet. */
+    private boolean verdictPending;
 
     Node(
             int index,
@@ -82,6 +93,57 @@ final class Node {
         this.declaredPersistent = declaredPersistent;
         this.quarantineNanos = quarantineNanos;
         this.maxInFlight = maxInFlight;
+        this.slots = new Semaphore(maxInFlight, true);
+    }
+
+    /**
+     * The nodes of {@code specs}, in order, each with its in-flight cap.
+     *
+     * @throws IllegalArgumentException for no nodes, or a node or pool given twice
+     */
+    static List<Node> of(
+            List<RedlockBackend.NodeSpec> specs,
+            RedlockOptions options,
+            MonotonicClock clock,
+            LongSupplier quarantineNanos) {
+        if (specs == null || specs.isEmpty()) {
+            throw new IllegalArgumentException("nodes must not be empty: Redlock needs at least one Redis node");
+        }
+        Set<String> addresses = new HashSet<>();
+        Map<Object, Boolean> pools = new IdentityHashMap<>();
+        List<Node> nodes = new ArrayList<>(specs.size());
+        for (RedlockBackend.NodeSpec spec : specs) {
+            if (!addresses.add(spec.address().toLowerCase(Locale.ROOT))) {
+                throw new IllegalArgumentException("nodes must be distinct; '" + spec.address() + "' appears twice");
+            }
+            if (pools.put(spec.pool(), Boolean.TRUE) != null) {
+                throw new IllegalArgumentException(
+                        "nodes must be distinct; the pool for '" + spec.address() + "' is given twice");
+            }
+            int cap = inFlightCap(options.maxInFlight().orElse(0), spec.pool());
+            nodes.add(new Node(
+                    nodes.size(),
+                    spec.address(),
+                    spec.pool(),
+                    spec.ownsPool(),
+                    clock,
+                    options.persistentNodes(),
+                    quarantineNanos,
+                    cap));
+        }
+        return List.copyOf(nodes);
+    }
+
+    /**
+     * How many calls a client may have in flight on a node with {@code pool}: {@code configured} if
+     * set, otherwise one less than the pool's size (one connection is kept for the release subscriber).
+     */
+    static int inFlightCap(int configured, Pool<Jedis> pool) {
+        if (configured > 0) {
+            return configured;
+        }
+        int total = pool.getMaxTotal();
+        return total <= 0 ? UNBOUNDED_POOL_CAP : Math.max(1, total - 1);
     }
 
     int index() {
@@ -102,17 +164,41 @@ final class Node {
         return runId;
     }
 
+    /** The most calls this client has in flight on the node at once. */
+    int maxInFlight() {
+        return maxInFlight;
+    }
+
     /**
-     * Borrows a connection for a fan-out: counted in flight, its {@code run_id} checked if it is new,
-     * refused while the node is quarantined. The caller closes it (returning it to the pool).
+     * Takes one of the node's in-flight slots, waiting up to {@code waitNanos} in line for one. Every
+     * call on the node holds a slot from before it borrows a connection until it gives it back, so the
+     * pool always has a connection for a slot holder.
      *
-     * @throws NodeFailure if the node is overloaded, quarantined or unreachable
+     * @return false if none came free in time
      */
-    Jedis borrow() {
-        if (inFlight.incrementAndGet() > maxInFlight) {
-            inFlight.decrementAndGet();
-            throw new NodeFailure("not answering: " + maxInFlight + " calls already in flight", null);
+    boolean takeSlot(long waitNanos) {
+        try {
+            return waitNanos <= 0 ? slots.tryAcquire() : slots.tryAcquire(waitNanos, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
+    }
+
+    /** Gives back a slot taken with {@link #takeSlot} whose call never borrowed a connection. */
+    void releaseSlot() {
+        slots.release();
+    }
+
+    /**
+     * Borrows a connection for a call that holds a slot: its {@code run_id} checked if it is new,
+     * refused while the node is quarantined or the verdict on a restart is pending (waited for until
+     * {@code deadlineNanos} of {@link System#nanoTime()}). On failure the slot is given back. The caller
+     * gives the connection back with {@link #giveBack}.
+     *
+     * @throws NodeFailure if the node is quarantined or unreachable
+     */
+    Jedis borrow(long deadlineNanos) {
         Jedis jedis = null;
         try {
             jedis = pool.getResource();
@@ -121,13 +207,13 @@ final class Node {
                 measureClock(jedis);
                 checked.add(jedis);
             }
-            requireNotQuarantined();
+            requireNotQuarantined(deadlineNanos);
             return jedis;
         } catch (RuntimeException e) {
             if (jedis != null) {
                 jedis.close();
             }
-            inFlight.decrementAndGet();
+            slots.release();
             if (e instanceof NodeFailure failure) {
                 throw failure;
             }
@@ -145,12 +231,12 @@ final class Node {
         return pool.getNumIdle() > 0;
     }
 
-    /** Returns a borrowed connection. */
+    /** Returns a borrowed connection and its slot. */
     void giveBack(Jedis jedis) {
         try {
             jedis.close();
         } finally {
-            inFlight.decrementAndGet();
+            slots.release();
         }
     }
 
@@ -209,28 +295,35 @@ final class Node {
     }
 
     /**
-     * A deadline in this node's wall-clock milliseconds, {@code budgetMillis} from now plus the
-     * uncertainty of the measured offset between the clocks; 0 (no deadline) while the offset is unknown.
-     * Refusing late is always safe, so a wrong offset costs availability, never exclusion, and a refusal
-     * re-measures it.
+     * {@code localMillis} (this JVM's wall clock) on the node's wall clock, plus the uncertainty of the
+     * measured offset between the clocks: the deadline a request carries. The local deadline is taken
+     * before any connection is set up, so a request whose set-up blocked (a paused node) is refused late
+     * by the node. Refusing late is always safe, so a wrong offset costs availability, never exclusion.
+     * 0 (no deadline) only while the offset was never measured, which a borrowed connection rules out.
      */
-    long deadline(long budgetMillis) {
+    long onNodeClock(long localMillis) {
         if (!clockKnown) {
             return 0;
         }
-        return System.currentTimeMillis() + clockOffsetMillis + budgetMillis + clockUncertaintyMillis;
+        return localMillis + clockOffsetMillis + clockUncertaintyMillis;
     }
 
-    /** The node refused a request as late at {@code nodeMillis}: take its clock offset from that answer. */
-    void refusedAsLate(long nodeMillis, long budgetMillis) {
+    /**
+     * The node refused a request as late although its reply came back in time, at {@code nodeMillis} on
+     * its clock: the measured offset is wrong (the clock was stepped). Take the offset from that answer.
+     */
+    void refusedInTime(long nodeMillis) {
         long offset = nodeMillis - System.currentTimeMillis();
-        if (Math.abs(offset - clockOffsetMillis) > budgetMillis) {
-            log.warn(
-                    "Redlock node {} refused a request as late; its clock moved by {} ms against ours",
-                    address,
-                    offset - clockOffsetMillis);
-        }
+        log.warn(
+                "Redlock node {} refused a request as late that was not; its clock moved by {} ms against ours",
+                address,
+                offset - clockOffsetMillis);
         clockOffsetMillis = offset;
+    }
+
+    /** How far off the measured offset between this JVM's clock and the node's may be, in ms. */
+    long clockUncertaintyMillis() {
+        return clockUncertaintyMillis;
     }
 
     private void measureClock(Jedis jedis) {
@@ -245,12 +338,28 @@ final class Node {
 
     void close() {
         if (ownsPool) {
-            pool.close();
+            try {
+                pool.close();
+            } catch (RuntimeException e) {
+                log.debug("Closing the pool of {} failed", address, e);
+            }
         }
     }
 
-    private void requireNotQuarantined() {
+    private void requireNotQuarantined(long deadlineNanos) {
         synchronized (this) {
+            while (verdictPending) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    throw new NodeFailure("restarted; whether it kept its keys is still being checked", null);
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new NodeFailure("interrupted while its restart was being checked", e);
+                }
+            }
             if (!quarantined) {
                 return;
             }
@@ -263,6 +372,12 @@ final class Node {
         log.info("Redlock node {} rejoins quorums after its restart quarantine", address);
     }
 
+    /**
+     * Records a changed {@code run_id} and quarantines the node in the same step, so no borrower can see
+     * the new {@code run_id} without the quarantine. A node declared persistent is released from the
+     * quarantine only once its configuration confirms it persists every write; until that verdict,
+     * borrowers wait ({@link #requireNotQuarantined}).
+     */
     private void checkRunId(Jedis jedis) {
         Map<String, String> server = parseInfo(jedis.info("server"));
         String seen = server.get("run_id");
@@ -270,30 +385,45 @@ final class Node {
             throw new NodeFailure("INFO server has no run_id; is it a Redis server?", null);
         }
         String previous;
+        long quarantine = quarantineNanos.getAsLong();
         synchronized (this) {
             previous = runId;
             if (seen.equals(previous)) {
                 return;
             }
             runId = seen;
+            if (previous != null) {
+                quarantined = true;
+                quarantinedUntil = clock.nanoTime() + quarantine;
+                verdictPending = declaredPersistent;
+            }
         }
         if (previous == null) {
             log.debug("Redlock node {} has run_id {}", address, seen);
             return;
         }
-        if (declaredPersistent && persistsEveryWrite(jedis)) {
-            log.warn(
-                    "Redlock node {} restarted (run_id {} -> {}); it persists every write, so it keeps its locks"
-                            + " and stays in quorums",
-                    address,
-                    previous,
-                    seen);
-            return;
-        }
-        long quarantine = quarantineNanos.getAsLong();
-        synchronized (this) {
-            quarantined = true;
-            quarantinedUntil = clock.nanoTime() + quarantine;
+        if (declaredPersistent) {
+            boolean keeps = false;
+            try {
+                keeps = persistsEveryWrite(jedis);
+            } finally {
+                synchronized (this) {
+                    if (keeps) {
+                        quarantined = false;
+                    }
+                    verdictPending = false;
+                    notifyAll();
+                }
+            }
+            if (keeps) {
+                log.warn(
+                        "Redlock node {} restarted (run_id {} -> {}); it persists every write, so it keeps its"
+                                + " locks and stays in quorums",
+                        address,
+                        previous,
+                        seen);
+                return;
+            }
         }
         log.warn(
                 "Redlock node {} restarted (run_id {} -> {}) and lost its lock keys and fence counters; it is left"
@@ -353,10 +483,5 @@ final class Node {
     @Override
     public String toString() {
         return address;
-    }
-
-    /** How long a quarantine lasts, for messages. */
-    static Duration quarantine(Duration maxLeaseTime, Duration longestSeen) {
-        return maxLeaseTime.compareTo(longestSeen) >= 0 ? maxLeaseTime : longestSeen;
     }
 }

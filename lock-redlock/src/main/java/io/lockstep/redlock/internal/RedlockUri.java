@@ -36,6 +36,7 @@ public record RedlockUri(List<HostAndPort> nodes, JedisClientConfig clientConfig
                             "maxLeaseTime",
                             "persistent",
                             "quorum",
+                            "maxInFlight",
                             "connectTimeout",
                             "socketTimeout",
                             "ssl",
@@ -107,6 +108,9 @@ public record RedlockUri(List<HostAndPort> nodes, JedisClientConfig clientConfig
             options = options.withPersistentNodes(config.booleanProperty("persistent", false));
             if (config.property("quorum").isPresent()) {
                 options = options.withQuorum(config.intProperty("quorum", 0, 1, 1000));
+            }
+            if (config.property("maxInFlight").isPresent()) {
+                options = options.withMaxInFlight(config.intProperty("maxInFlight", 0, 1, 10_000));
             }
         } catch (IllegalArgumentException e) {
             throw new LockConfigurationException(e.getMessage() + " in " + where, e);

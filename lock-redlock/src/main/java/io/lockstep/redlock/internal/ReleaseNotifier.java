@@ -17,12 +17,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPubSub;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
  * Wakes waiters when a lock is released: the release script publishes the lock key on one channel per
  * key prefix, and one subscriber per node (a daemon thread holding one connection, started with the
  * first watch) signals the waiters of that key. A release on any node wakes them; the attempt they
- * make then decides. Expiry publishes nothing: waiters also poll at the backend's hint. Thread-safe.
+ * make then decides. Expiry publishes nothing: waiters also poll at the backend's hint. A Redis user
+ * without permission on the channel (Redis 7 ACLs default to none) cannot subscribe: that node's
+ * subscriber stops, one warning is logged, and waiters poll. Thread-safe.
  */
 final class ReleaseNotifier implements AutoCloseable {
 
@@ -35,6 +38,7 @@ final class ReleaseNotifier implements AutoCloseable {
     private final Map<String, Set<Waiter>> waiters = new ConcurrentHashMap<>();
     private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicBoolean warnedNoPermission = new AtomicBoolean();
     private final CountDownLatch firstSubscription = new CountDownLatch(1);
     private final List<Subscriber> subscribers = new ArrayList<>();
 
@@ -75,6 +79,28 @@ final class ReleaseNotifier implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** A subscriber that may never subscribe gives up, and says so once; the first waiter need not wait for it. */
+    private void noPermission(Node node, RuntimeException e) {
+        firstSubscription.countDown();
+        if (warnedNoPermission.compareAndSet(false, true)) {
+            log.warn(
+                    "Redlock node {} does not let this Redis user subscribe to the release channel ({}); waiters poll"
+                            + " instead of being woken by releases. Grant the user the channel to be woken.",
+                    node.address(),
+                    Node.describe(e));
+        }
+    }
+
+    private static boolean isNoPermission(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof JedisDataException
+                    && String.valueOf(t.getMessage()).startsWith("NOPERM")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void released(String lockKey) {
@@ -124,6 +150,10 @@ final class ReleaseNotifier implements AutoCloseable {
                     }
                     jedis.subscribe(pubSub, channel);
                 } catch (RuntimeException e) {
+                    if (isNoPermission(e)) {
+                        noPermission(node, e);
+                        return;
+                    }
                     if (!closed.get()) {
                         log.debug("Release notifications from {} interrupted: {}", node.address(), e.toString());
                     }

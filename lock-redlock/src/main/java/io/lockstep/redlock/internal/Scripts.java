@@ -14,9 +14,9 @@ final class Scripts {
     /**
      * Fenced acquire. KEYS: lock key, fence key. ARGV: value, TTL in ms, proposed fence, deadline in
      * the node's wall-clock ms (0: none). Grants only if the key is free and the proposal is greater than
-     * the node's counter, then stores both. A request that reaches the node after its deadline (the node
-     * was paused, or the network held it) is refused, so a client that stopped waiting never leaves a
-     * late grant behind. Returns {1, counter} granted, {0, counter, pttl, holder hash} held, {2, counter}
+     * the node's counter, then stores both. A request the node runs after its deadline (the node was
+     * paused, or the network or a blocked connection set-up held it) is refused, so a client that stopped
+     * waiting never leaves a late grant behind. Returns {1, counter} granted, {0, counter, pttl, holder hash} held, {2, counter}
      * stale, {3, counter, node time} too late.
      */
     static final Script ACQUIRE = new Script(
@@ -60,14 +60,28 @@ final class Scripts {
 
     /**
      * The spec's release (compare-and-delete), then a notice to waiters: KEYS lock key; ARGV value,
-     * release channel. 1 if deleted.
+     * release channel. 1 if deleted. The notice is sent in {@code pcall}: a user without permission on
+     * the channel (Redis 7 ACLs) still releases, and the release is never reported as failed.
      */
     static final Script RELEASE = new Script(
             """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], KEYS[1])
+              redis.pcall('PUBLISH', ARGV[2], KEYS[1])
               return 1
+            end
+            return 0
+            """);
+
+    /**
+     * Cleanup of a round that did not win: compare-and-delete without a notice (KEYS lock key; ARGV
+     * value; 1 if deleted). What it frees was never a holder's lock, so no waiter is woken for it: the
+     * waiter whose own failed round it cleans up would otherwise try again at once, without end.
+     */
+    static final Script CLEANUP = new Script(
+            """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('DEL', KEYS[1])
             end
             return 0
             """);
@@ -78,7 +92,7 @@ final class Scripts {
             local value = redis.call('GET', KEYS[1])
             if value and string.sub(value, 1, string.len(ARGV[1])) == ARGV[1] then
               redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], KEYS[1])
+              redis.pcall('PUBLISH', ARGV[2], KEYS[1])
               return 1
             end
             return 0

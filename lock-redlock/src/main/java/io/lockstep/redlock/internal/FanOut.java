@@ -1,0 +1,430 @@
+package io.lockstep.redlock.internal;
+
+import io.lockstep.redlock.internal.Replies.Reply;
+import io.lockstep.redlock.internal.Replies.Status;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.exceptions.JedisDataException;
+
+/**
+ * The transport under Redlock: sends one script to N nodes at once, collects the replies within a
+ * deadline, reads the replies nobody waits for any more in the background, and runs cleanups later
+ * and again until they are answered. It knows nothing of locks or quorums. Thread-safe.
+ *
+ * <p>Every call on a node first takes one of the node's in-flight slots ({@link Node#takeSlot}), in
+ * node order so that callers never wait on one another in a cycle: a healthy node's slot is waited
+ * for, up to {@link #SLOT_WAIT_MILLIS}, in line; a node that failed lately is not waited for. Only
+ * then does the fan-out's clock start, so time spent in line never makes a request late.
+ */
+final class FanOut implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(FanOut.class);
+
+    /** Added to the timeout for a request's deadline on the node: the clocks are read at different moments. */
+    static final long LATE_SLACK_MILLIS = 10;
+    /** How long a call waits in line for a slot of a healthy node before counting it as locally overloaded. */
+    static final long SLOT_WAIT_MILLIS = 1_000;
+    /** How long a background read of a reply nobody waits for may take before the connection is dropped. */
+    private static final int DRAIN_TIMEOUT_MILLIS = 5_000;
+
+    private static final long FIRST_RETRY_MILLIS = 50;
+    private static final long MAX_RETRY_MILLIS = 1_000;
+
+    /**
+     * A script, its keys, and its arguments for a node, computed once that node's connection is
+     * borrowed from the fan-out's deadline on this JVM's wall clock (taken before any connection set-up).
+     */
+    record Request(Scripts.Script script, List<String> keys, Args args) {}
+
+    /** The arguments of a request on {@code node}, given the fan-out's local wall-clock deadline. */
+    @FunctionalInterface
+    interface Args {
+        List<String> forNode(Node node, long deadlineMillis);
+    }
+
+    /** Turns a node's raw reply into a value, or throws {@link Node.NodeFailure} for a refusal. */
+    @FunctionalInterface
+    interface Parser<T> {
+        T parse(Node node, Object reply);
+    }
+
+    /**
+     * The replies of one fan-out, in node order, and the moment (of {@link System#nanoTime()}) from which
+     * no request of it can still run on a node: a request carrying a deadline is refused after it.
+     */
+    record Result<T>(List<Reply<T>> replies, long settledAtNanos) {}
+
+    private record Sent(Node node, Jedis jedis, List<String> args) {}
+
+    private final List<Node> nodes;
+    private final ExecutorService executor;
+    private final ScheduledExecutorService timer;
+
+    FanOut(List<Node> nodes) {
+        this.nodes = nodes;
+        AtomicInteger threads = new AtomicInteger();
+        this.executor = new ThreadPoolExecutor(
+                nodes.size(), Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), runnable -> {
+                    Thread thread = new Thread(runnable, "lockstep-redlock-" + threads.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "lockstep-redlock-timer");
+            thread.setDaemon(true);
+            return thread;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
+        this.timer = scheduler;
+    }
+
+    /**
+     * Runs {@code request} on every node of {@code targets} in parallel from the calling thread: every
+     * request is written first (so all nodes work at once), then the replies are read, nodes that
+     * failed lately last. Nodes with no connection ready, or that failed lately, are served by worker
+     * threads (connecting may block). Reading stops {@code timeoutNanos} after the slots were taken;
+     * once {@code enough} holds, nodes that failed lately are not waited for (their replies are read in
+     * the background). Replies that come later never change the result.
+     */
+    <T> Result<T> call(
+            List<Node> targets,
+            Request request,
+            Parser<T> parser,
+            Predicate<List<Reply<T>>> enough,
+            long timeoutNanos) {
+        Collector<T> replies = new Collector<>(nodes.size(), timeoutNanos);
+        List<Node> holding = takeSlots(targets, replies);
+        long start = System.nanoTime();
+        long deadlineNanos = start + timeoutNanos;
+        long budgetMillis = TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + LATE_SLACK_MILLIS;
+        long deadlineMillis = System.currentTimeMillis() + budgetMillis;
+        List<Node> order = new ArrayList<>(holding);
+        order.sort(Comparator.comparing(Node::isSuspect)); // stable: healthy nodes first, in their order
+        List<Sent> sent = new ArrayList<>(order.size());
+        for (Node node : order) {
+            if (node.isSuspect() || !node.hasIdleConnection()) {
+                inWorker(node, request, parser, replies, deadlineNanos, deadlineMillis);
+            } else {
+                Sent s = borrowAndSend(node, request, replies, deadlineNanos, deadlineMillis);
+                if (s != null) {
+                    sent.add(s);
+                }
+            }
+        }
+        for (Sent s : sent) {
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0 && enough.test(replies.snapshot())) {
+                drainLater(s, request);
+                continue;
+            }
+            // Past the deadline a node still gets a millisecond: its reply is usually there already (it
+            // was sent with the others) and only the reading waited on a slower node.
+            replies.put(s.node().index(), receive(s, request, parser, millisLeft(left), timeoutNanos));
+        }
+        List<Reply<T>> out = replies.await(enough, deadlineNanos);
+        long uncertainty =
+                holding.stream().mapToLong(Node::clockUncertaintyMillis).max().orElse(0);
+        long settledAt = start + TimeUnit.MILLISECONDS.toNanos(budgetMillis + 2 * uncertainty + 1);
+        return new Result<>(out, settledAt);
+    }
+
+    /**
+     * Runs {@code request} on {@code targets} in the background from {@code notBeforeNanos} on, and
+     * again on every node that did not answer, with growing pauses, until {@code untilNanos}.
+     * {@code parser} sees every answer.
+     */
+    <T> void eventually(
+            List<Node> targets,
+            Request request,
+            Parser<T> parser,
+            long timeoutNanos,
+            long notBeforeNanos,
+            long untilNanos) {
+        if (!targets.isEmpty()) {
+            later(
+                    notBeforeNanos - System.nanoTime(),
+                    () -> retry(targets, request, parser, timeoutNanos, untilNanos, FIRST_RETRY_MILLIS));
+        }
+    }
+
+    private <T> void retry(
+            List<Node> targets,
+            Request request,
+            Parser<T> parser,
+            long timeoutNanos,
+            long untilNanos,
+            long pauseMillis) {
+        List<Reply<T>> replies =
+                call(targets, request, parser, r -> false, timeoutNanos).replies();
+        List<Node> left = targets.stream()
+                .filter(node -> {
+                    Reply<T> reply = replies.get(node.index());
+                    return !reply.answered() && reply.status() != Status.RESTARTED;
+                })
+                .toList();
+        long pause = TimeUnit.MILLISECONDS.toNanos(pauseMillis);
+        if (!left.isEmpty() && System.nanoTime() + pause < untilNanos) {
+            later(
+                    pause,
+                    () -> retry(
+                            left,
+                            request,
+                            parser,
+                            timeoutNanos,
+                            untilNanos,
+                            Math.min(2 * pauseMillis, MAX_RETRY_MILLIS)));
+        } else if (!left.isEmpty()) {
+            log.debug("Gave up {} on {}; what is left there ends by its TTL", request.script(), left);
+        }
+    }
+
+    /** Runs {@code task} on a worker after {@code delayNanos}. */
+    private void later(long delayNanos, Runnable task) {
+        try {
+            if (delayNanos <= 0) {
+                executor.execute(task);
+            } else {
+                timer.schedule(() -> inBackground(task), delayNanos, TimeUnit.NANOSECONDS);
+            }
+        } catch (RejectedExecutionException e) {
+            log.debug("Provider closed; background work skipped");
+        }
+    }
+
+    private void inBackground(Runnable task) {
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException e) {
+            log.debug("Provider closed; background work skipped");
+        }
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        executor.shutdown();
+    }
+
+    /** Takes a slot on each target, in node order; a target without one gets its reply here. */
+    private <T> List<Node> takeSlots(List<Node> targets, Collector<T> replies) {
+        List<Node> holding = new ArrayList<>(targets.size());
+        for (Node node : nodes) {
+            if (!targets.contains(node)) {
+                replies.put(node.index(), Reply.failed(Status.NOT_ASKED, "not asked"));
+            } else if (node.takeSlot(node.isSuspect() ? 0 : TimeUnit.MILLISECONDS.toNanos(SLOT_WAIT_MILLIS))) {
+                holding.add(node);
+            } else if (node.isSuspect()) {
+                replies.put(
+                        node.index(),
+                        Reply.failed(
+                                Status.NOT_SENT,
+                                "not answering: " + node.maxInFlight() + " calls to it have not come back"));
+            } else {
+                replies.put(
+                        node.index(),
+                        Reply.failed(
+                                Status.OVERLOADED,
+                                "this client's " + node.maxInFlight() + " connection slots for it stayed busy for "
+                                        + SLOT_WAIT_MILLIS + " ms (see maxInFlight)"));
+            }
+        }
+        return holding;
+    }
+
+    /** Borrows a connection of a node whose slot is held, and writes the request; null if it failed. */
+    private <T> @Nullable Sent borrowAndSend(
+            Node node, Request request, Collector<T> replies, long deadlineNanos, long deadlineMillis) {
+        Jedis jedis;
+        try {
+            jedis = node.borrow(deadlineNanos);
+        } catch (Node.NodeFailure e) {
+            String why = String.valueOf(e.getMessage());
+            node.failed();
+            replies.put(
+                    node.index(),
+                    Reply.failed(why.startsWith(Node.RESTARTED) ? Status.RESTARTED : Status.NOT_SENT, why));
+            return null;
+        }
+        try {
+            List<String> args = request.args().forNode(node, deadlineMillis);
+            Node.send(jedis, request.script(), request.keys(), args);
+            return new Sent(node, jedis, args);
+        } catch (RuntimeException e) {
+            jedis.getConnection().setBroken();
+            node.giveBack(jedis);
+            node.failed();
+            replies.put(node.index(), Reply.failed(Status.BROKEN, Node.describe(e)));
+            return null;
+        }
+    }
+
+    /** Borrows, sends and reads on a worker thread; the reply counts if it comes by the deadline. */
+    private <T> void inWorker(
+            Node node,
+            Request request,
+            Parser<T> parser,
+            Collector<T> replies,
+            long deadlineNanos,
+            long deadlineMillis) {
+        try {
+            executor.execute(() -> {
+                Sent s = borrowAndSend(node, request, replies, deadlineNanos, deadlineMillis);
+                if (s != null) {
+                    long left = deadlineNanos - System.nanoTime();
+                    replies.put(node.index(), receive(s, request, parser, millisLeft(left), replies.timeoutNanos));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            node.releaseSlot();
+            replies.put(node.index(), Reply.failed(Status.NOT_SENT, "the provider is closed"));
+        }
+    }
+
+    /** Reads one reply within {@code millis} and gives the connection back. */
+    private static <T> Reply<T> receive(Sent s, Request request, Parser<T> parser, int millis, long timeoutNanos) {
+        try {
+            Object raw = Node.receive(s.jedis(), request.script(), request.keys(), s.args(), millis);
+            s.node().answered();
+            return Reply.of(parser.parse(s.node(), raw));
+        } catch (Node.NodeFailure e) {
+            return Reply.failed(Status.ERROR, String.valueOf(e.getMessage()));
+        } catch (JedisDataException e) {
+            s.node().answered(); // the node answered, with an error
+            return Reply.failed(Status.ERROR, String.valueOf(e.getMessage()));
+        } catch (RuntimeException e) {
+            s.node().failed();
+            return isTimeout(e) ? noAnswer(timeoutNanos) : Reply.failed(Status.BROKEN, Node.describe(e));
+        } finally {
+            s.node().giveBack(s.jedis());
+        }
+    }
+
+    /** Reads a reply nobody waits for any more, so the connection can go back to the pool. */
+    private void drainLater(Sent s, Request request) {
+        try {
+            executor.execute(() -> {
+                try {
+                    Node.receive(s.jedis(), request.script(), request.keys(), s.args(), DRAIN_TIMEOUT_MILLIS);
+                    s.node().answered();
+                } catch (RuntimeException e) {
+                    s.node().failed();
+                } finally {
+                    s.node().giveBack(s.jedis());
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            s.jedis().getConnection().setBroken(); // a reply is still due on it: never reuse it
+            s.node().giveBack(s.jedis());
+        }
+    }
+
+    private static int millisLeft(long leftNanos) {
+        return leftNanos <= 0 ? 1 : (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(leftNanos + 999_999));
+    }
+
+    private static <T> Reply<T> noAnswer(long timeoutNanos) {
+        return Reply.failed(
+                Status.NO_ANSWER, "no answer within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms");
+    }
+
+    private static boolean isTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The replies of one fan-out as they come in, from the caller and from workers. Thread-safe. */
+    private static final class Collector<T> {
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition changed = lock.newCondition();
+        private final List<@Nullable Reply<T>> replies;
+        private final boolean[] done;
+        private final long timeoutNanos;
+        private int answered;
+
+        Collector(int nodes, long timeoutNanos) {
+            this.replies = new ArrayList<>(java.util.Collections.nCopies(nodes, null));
+            this.done = new boolean[nodes];
+            this.timeoutNanos = timeoutNanos;
+        }
+
+        /** Records node {@code index}'s reply; the first record for a node wins. */
+        void put(int index, Reply<T> reply) {
+            lock.lock();
+            try {
+                if (!done[index]) {
+                    done[index] = true;
+                    replies.set(index, reply);
+                    answered++;
+                    changed.signalAll();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        List<Reply<T>> snapshot() {
+            lock.lock();
+            try {
+                return complete();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Waits until every node is done, {@code enough} holds, or the deadline passes; then freezes. */
+        List<Reply<T>> await(Predicate<List<Reply<T>>> enough, long deadlineNanos) {
+            lock.lock();
+            try {
+                while (answered < done.length && !enough.test(complete())) {
+                    long left = deadlineNanos - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    try {
+                        changed.awaitNanos(left);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+                List<Reply<T>> out = complete();
+                // Frozen now: a worker's late reply must not change what the caller decided on.
+                Arrays.fill(done, true);
+                answered = done.length;
+                return out;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        private List<Reply<T>> complete() {
+            List<Reply<T>> out = new ArrayList<>(replies.size());
+            for (Reply<T> reply : replies) {
+                out.add(reply == null ? noAnswer(timeoutNanos) : reply);
+            }
+            return out;
+        }
+    }
+}

@@ -1,0 +1,402 @@
+package io.lockstep.redlock.internal;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.LossReason;
+import io.lockstep.MonotonicClock;
+import io.lockstep.redlock.RedlockOptions;
+import io.lockstep.redlock.internal.FanOut.Request;
+import io.lockstep.redlock.internal.Replies.Reply;
+import io.lockstep.redlock.internal.Replies.Status;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Grant;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Redlock algorithm with fenced quorums, as the module README states it, over the replies of
+ * {@link FanOut}: the decisions of acquire, extend, release and cleanup, validity, fence proposals and
+ * retry delays. Sending to the nodes, deadlines and background work are the fan-out's; what one node
+ * does is {@link Scripts}'; the decision after one acquire round is {@link AcquireTally}'s.
+ *
+ * <p>Acquire: one round sends the {@link Scripts#ACQUIRE fenced acquire} to every node at once, each
+ * with the node timeout and a deadline on the node's clock, and stops as soon as a quorum granted. The
+ * grant is valid for {@code TTL − (TTL × driftFactor + 2 ms)} counted from before the round (a grant
+ * whose validity already ran out is refused). A round that fails frees its key where it was granted at
+ * once, and where no answer came once the request can no longer run there (so the cleanup never
+ * overtakes it), without waking waiters. Then: a stale fence proposal is retried at once with the
+ * greatest counter + 1; a split vote after a random pause of about a round trip; a lock held by another
+ * quorum returns busy with a random retry delay. Extend only counts when a quorum confirms; a renewal
+ * that finds the quorum gone completes the lease's loss with {@link LossReason#QUORUM_LOST}. Release
+ * reports true once a quorum deleted; whatever did not answer is released again in the background until
+ * the keys would have expired anyway.
+ *
+ * <p>Each round writes a value of its own (owner token, colon, round number), so a release that
+ * arrives late at a slow node can never delete a later round's key. Thread-safe.
+ */
+final class Redlock {
+
+    private static final Logger log = LoggerFactory.getLogger(Redlock.class);
+    private static final Duration FIXED_DRIFT = Duration.ofMillis(2);
+    private static final int MAX_ROUNDS = 8;
+    /** A held lock whose quorum of keys ends within this is waited for inside one attempt. */
+    private static final long EXPIRING_HOLD_MILLIS = 25;
+
+    private static final int MAX_FENCE_HINTS = 10_000;
+    /** How long an abandon (cleanup after an unknown outcome) keeps trying nodes that do not answer. */
+    private static final long ABANDON_RETRY_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    private final List<Node> nodes;
+    private final int quorum;
+    private final RedlockOptions options;
+    private final MonotonicClock clock;
+    private final FanOut fanOut;
+    private final String channel;
+    private final String description;
+    private final Map<String, Long> fenceHints = new ConcurrentHashMap<>();
+    private final AtomicLong rounds = new AtomicLong();
+    private final AtomicLong longestLeaseNanos = new AtomicLong();
+
+    /** The algorithm over {@code nodes} needing {@code quorum} grants; releases notify on {@code channel}. */
+    Redlock(
+            List<Node> nodes,
+            int quorum,
+            RedlockOptions options,
+            MonotonicClock clock,
+            FanOut fanOut,
+            String channel,
+            String description) {
+        this.nodes = nodes;
+        this.quorum = quorum;
+        this.options = options;
+        this.clock = clock;
+        this.fanOut = fanOut;
+        this.channel = channel;
+        this.description = description;
+    }
+
+    /** One attempt at the lock: rounds until granted, held, or out of rounds; throws if unreachable. */
+    Attempt<RedlockHandle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        long entry = clock.nanoTime();
+        Duration validity = validity(leaseTime);
+        noteLeaseTime(leaseTime);
+        String lockKey = options.keyPrefix() + name;
+        List<String> keys = List.of(lockKey, lockKey + RedlockBackend.FENCE_SUFFIX);
+        String ttl = Long.toString(Math.max(1, leaseTime.toMillis()));
+        long timeout = options.nodeTimeoutFor(leaseTime).toNanos();
+        long proposal = fenceHints.getOrDefault(name, 0L) + 1;
+        for (int round = 1; ; round++) {
+            String value = ownerToken + ":" + rounds.incrementAndGet();
+            String fence = Long.toString(proposal);
+            long roundStart = System.nanoTime();
+            FanOut.Result<AcquireReply> result = fanOut.call(
+                    nodes,
+                    new Request(Scripts.ACQUIRE, keys, (node, deadlineMillis) -> {
+                        // The deadline was taken before this node's connection was set up, however long that took.
+                        return List.of(value, ttl, fence, Long.toString(node.onNodeClock(deadlineMillis)));
+                    }),
+                    (node, reply) -> parseAcquireReply(node, reply, roundStart + timeout),
+                    r -> Replies.count(r, a -> a.kind() == AcquireReply.Kind.GRANTED) >= quorum,
+                    timeout);
+            List<Reply<AcquireReply>> replies = result.replies();
+            AcquireTally tally = AcquireTally.decide(values(replies), quorum, proposal);
+            long keysEnd = System.nanoTime() + leaseTime.toNanos();
+            long elapsed = clock.nanoTime() - entry;
+            if (tally.outcome() == AcquireTally.Outcome.GRANTED && elapsed < validity.toNanos()) {
+                rememberFence(name, proposal);
+                boolean[] unsettled = new boolean[nodes.size()];
+                for (Node node : nodes) {
+                    unsettled[node.index()] = replies.get(node.index()).mayHaveRun();
+                }
+                RedlockHandle handle = new RedlockHandle(
+                        name, lockKey, value, proposal, leaseTime, unsettled, result.settledAtNanos(), keysEnd);
+                return Attempt.granted(new Grant<>(handle, OptionalLong.of(proposal), validity, handle.loss()));
+            }
+            cleanUpRound(lockKey, value, result, timeout, keysEnd);
+            rememberFence(name, tally.maxCounter());
+            long roundNanos = System.nanoTime() - roundStart;
+            switch (tally.outcome()) {
+                case UNREACHABLE -> {
+                    if (Replies.count(replies, Status.ANSWERED) + Replies.count(replies, Status.OVERLOADED) >= quorum) {
+                        // This client is overloaded, not the nodes: wait in line as for a held lock.
+                        return Attempt.busy(retryDelay(-1));
+                    }
+                    throw new BackendUnavailableException(
+                            "Redlock could not reach a quorum (" + quorum + " of " + nodes.size() + " nodes) for lock '"
+                                    + name + "'; unreachable: " + Replies.failures(nodes, replies),
+                            null,
+                            true);
+                }
+                case HELD -> {
+                    // A holder whose keys end within moments has usually seen its own validity end already
+                    // (it ends a drift allowance before the keys): look again then rather than report busy.
+                    long endsIn = tally.retryAfterMillis();
+                    if (endsIn < 0 || endsIn > EXPIRING_HOLD_MILLIS || round >= MAX_ROUNDS) {
+                        return Attempt.busy(retryDelay(endsIn));
+                    }
+                    if (!pause(TimeUnit.MILLISECONDS.toNanos(endsIn + 1))) {
+                        return Attempt.busy(Duration.ZERO);
+                    }
+                }
+                case STALE -> {
+                    if (round >= MAX_ROUNDS) {
+                        return Attempt.busy(retryDelay(-1));
+                    }
+                    proposal = tally.maxCounter() + 1;
+                }
+                default -> {
+                    // A split vote, grants that came too late, or a holder's keys expiring node by node.
+                    if (round >= MAX_ROUNDS || elapsed > validity.toNanos() / 2) {
+                        return Attempt.busy(retryDelay(-1));
+                    }
+                    if (!pause(splitVotePause(roundNanos))) {
+                        return Attempt.busy(Duration.ZERO);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Frees what a round that did not win may have written: at once where it was granted, and where no
+     * answer came only once the request can no longer run there (a cleanup that ran first would find
+     * nothing, and the late grant would stay); again in the background until answered or until the keys
+     * would have expired anyway. The cleanup sends no release notice: it frees no holder's lock, and the
+     * notice would wake this very waiter into another round at once.
+     */
+    private void cleanUpRound(
+            String lockKey, String value, FanOut.Result<AcquireReply> result, long timeout, long keysEnd) {
+        List<Node> granted = new ArrayList<>();
+        List<Node> unsettled = new ArrayList<>();
+        for (Node node : nodes) {
+            Reply<AcquireReply> reply = result.replies().get(node.index());
+            AcquireReply answer = reply.value();
+            if (answer != null && answer.kind() == AcquireReply.Kind.GRANTED) {
+                granted.add(node);
+            } else if (reply.mayHaveRun()) {
+                unsettled.add(node);
+            }
+        }
+        Request cleanup = new Request(Scripts.CLEANUP, List.of(lockKey), (node, deadline) -> List.of(value));
+        if (!granted.isEmpty()) {
+            List<Reply<Long>> replies = fanOut.call(granted, cleanup, Replies::asLong, r -> false, timeout)
+                    .replies();
+            List<Node> again = granted.stream()
+                    .filter(node -> replies.get(node.index()).unknown())
+                    .toList();
+            fanOut.eventually(again, cleanup, Replies::asLong, timeout, System.nanoTime(), keysEnd);
+        }
+        fanOut.eventually(unsettled, cleanup, Replies::asLong, timeout, result.settledAtNanos(), keysEnd);
+    }
+
+    /** Extends on a quorum; empty (and the lease lost) if the quorum is gone. */
+    Optional<Duration> extend(RedlockHandle handle, Duration leaseTime) {
+        long start = clock.nanoTime();
+        // A renewal capped by maxHold may ask for less than the drift allowance: the keys get that much,
+        // the lease no validity at all (it ends now, as the cap says), never an error.
+        Duration validity = validityOrZero(leaseTime);
+        noteLeaseTime(leaseTime);
+        String ttl = Long.toString(Math.max(1, leaseTime.toMillis()));
+        long timeout = options.nodeTimeoutFor(leaseTime).toNanos();
+        List<Reply<Long>> replies = fanOut.call(
+                        nodes,
+                        new Request(Scripts.EXTEND, List.of(handle.lockKey()), (n, d) -> List.of(handle.value(), ttl)),
+                        Replies::asLong,
+                        r -> Replies.count(r, v -> v == 1L) >= quorum,
+                        timeout)
+                .replies();
+        handle.keysMayLastUntil(System.nanoTime() + leaseTime.toNanos());
+        int extended = Replies.count(replies, v -> v == 1L);
+        long elapsed = clock.nanoTime() - start;
+        if (extended >= quorum) {
+            if (elapsed < validity.toNanos() || validity.isZero()) {
+                handle.leaseTime(leaseTime);
+                return Optional.of(validity);
+            }
+            lose(handle, LossReason.EXPIRED, "a quorum confirmed the extension only after its validity ran out");
+            return Optional.empty();
+        }
+        if (extended + Replies.unknown(replies) < quorum) {
+            lose(
+                    handle,
+                    LossReason.QUORUM_LOST,
+                    "only " + extended + " of " + nodes.size() + " nodes still hold it; " + quorum + " are needed");
+            return Optional.empty();
+        }
+        throw new BackendUnavailableException(
+                "could not extend lock '" + handle.name() + "' on a quorum of " + description + ": confirmed by "
+                        + extended + ", " + quorum + " needed; " + Replies.failures(nodes, replies),
+                null,
+                true);
+    }
+
+    /** Releases on every node; true once a quorum deleted. */
+    boolean release(RedlockHandle handle) {
+        long now = System.nanoTime();
+        List<Node> targets = new ArrayList<>();
+        List<Node> unsettled = new ArrayList<>();
+        for (Node node : nodes) {
+            if (!handle.isReleasedOn(node.index())) {
+                (handle.isUnsettledOn(node.index(), now) ? unsettled : targets).add(node);
+            }
+        }
+        long timeout = options.nodeTimeoutFor(handle.leaseTime()).toNanos();
+        Request release = releaseRequest(handle);
+        FanOut.Parser<Long> parser = releaseParser(handle);
+        int before = handle.releasedCount();
+        List<Reply<Long>> replies = fanOut.call(
+                        targets, release, parser, r -> before + Replies.count(r, v -> v == 1L) >= quorum, timeout)
+                .replies();
+        // Where the grant request may still run, release only once it cannot (or the release could come
+        // first); what did not answer now is released again until the keys would have expired anyway.
+        fanOut.eventually(unsettled, release, parser, timeout, handle.settledAtNanos(), handle.keysEndNanos());
+        List<Node> again =
+                targets.stream().filter(n -> replies.get(n.index()).unknown()).toList();
+        fanOut.eventually(again, release, parser, timeout, now, handle.keysEndNanos());
+        int released = handle.releasedCount();
+        if (released >= quorum) {
+            return true;
+        }
+        if (released + again.size() + unsettled.size() >= quorum) {
+            throw new BackendUnavailableException(
+                    "could not release lock '" + handle.name() + "' on a quorum of " + description + ": released on "
+                            + released + ", " + quorum + " needed; " + Replies.failures(nodes, replies)
+                            + "; retried in the background until its keys expire",
+                    null,
+                    true);
+        }
+        return false;
+    }
+
+    /** Frees, after any round of {@code ownerToken} can still run, whatever its rounds left. */
+    void abandon(String name, String ownerToken) {
+        String lockKey = options.keyPrefix() + name;
+        long timeout = options.nodeTimeoutFor(Duration.ofDays(1)).toNanos();
+        // After any round of this token can still run on a node (its deadline), so it cannot overtake one.
+        long notBefore = System.nanoTime() + timeout + TimeUnit.MILLISECONDS.toNanos(2 * FanOut.LATE_SLACK_MILLIS);
+        fanOut.eventually(
+                nodes,
+                new Request(Scripts.ABANDON, List.of(lockKey), (n, d) -> List.of(ownerToken + ":", channel)),
+                Replies::asLong,
+                timeout,
+                notBefore,
+                notBefore + ABANDON_RETRY_NANOS);
+    }
+
+    private void lose(RedlockHandle handle, LossReason reason, String why) {
+        log.warn("Lock '{}' on {} is lost ({}): {}", handle.name(), description, reason, why);
+        // Completing the loss first makes the lease report this reason rather than a bare NOT_HELD.
+        handle.loss().complete(reason);
+        fanOut.eventually(
+                nodes.stream().filter(n -> !handle.isReleasedOn(n.index())).toList(),
+                releaseRequest(handle),
+                releaseParser(handle),
+                options.nodeTimeoutFor(handle.leaseTime()).toNanos(),
+                Math.max(System.nanoTime(), handle.settledAtNanos()),
+                handle.keysEndNanos());
+    }
+
+    private Request releaseRequest(RedlockHandle handle) {
+        return new Request(Scripts.RELEASE, List.of(handle.lockKey()), (n, d) -> List.of(handle.value(), channel));
+    }
+
+    private static FanOut.Parser<Long> releaseParser(RedlockHandle handle) {
+        return (node, reply) -> {
+            long deleted = Replies.asLong(node, reply);
+            if (deleted == 1L) {
+                handle.markReleasedOn(node.index());
+            }
+            return deleted;
+        };
+    }
+
+    /** {@code leaseTime − (leaseTime × driftFactor + 2 ms)}, counted from when the request is sent. */
+    Duration validity(Duration leaseTime) {
+        Duration drift = Duration.ofNanos(Math.round(leaseTime.toNanos() * options.driftFactor()))
+                .plus(FIXED_DRIFT);
+        Duration validity = leaseTime.minus(drift);
+        if (validity.isNegative() || validity.isZero()) {
+            throw new IllegalArgumentException("leaseTime must be longer than Redlock's clock drift allowance of "
+                    + drift.toMillis() + " ms, was " + leaseTime);
+        }
+        return validity;
+    }
+
+    private Duration validityOrZero(Duration leaseTime) {
+        try {
+            return validity(leaseTime);
+        } catch (IllegalArgumentException tooShort) {
+            return Duration.ZERO;
+        }
+    }
+
+    private static List<@Nullable AcquireReply> values(List<Reply<AcquireReply>> replies) {
+        List<@Nullable AcquireReply> out = new ArrayList<>(replies.size());
+        for (Reply<AcquireReply> reply : replies) {
+            out.add(reply.value());
+        }
+        return out;
+    }
+
+    /** A late refusal is no answer; one that came back in time means the node's clock moved. */
+    private static AcquireReply parseAcquireReply(Node node, Object reply, long inTimeUntilNanos) {
+        if (reply instanceof List<?> list && list.size() == 3 && Replies.asLong(list.get(0)) == 3) {
+            if (System.nanoTime() - inTimeUntilNanos < 0) {
+                node.refusedInTime(Replies.asLong(list.get(2)));
+            }
+            throw new Node.NodeFailure("refused the request as late: it ran after its deadline", null);
+        }
+        return AcquireReply.parse(reply);
+    }
+
+    private void rememberFence(String name, long fence) {
+        if (fenceHints.size() > MAX_FENCE_HINTS) {
+            fenceHints.clear(); // only a hint: a stale one costs one more round
+        }
+        fenceHints.merge(name, fence, Math::max);
+    }
+
+    private void noteLeaseTime(Duration leaseTime) {
+        longestLeaseNanos.accumulateAndGet(leaseTime.toNanos(), Math::max);
+    }
+
+    /** How long a restarted node sits out: the longest lease time any client uses, or this one used. */
+    long quarantineNanos() {
+        return Math.max(options.maxLeaseTime().toNanos(), longestLeaseNanos.get());
+    }
+
+    private Duration retryDelay(long hintMillis) {
+        long max = options.retryDelay().toNanos();
+        long nanos = ThreadLocalRandom.current().nextLong(max / 2, max + 1);
+        if (hintMillis >= 0) {
+            nanos = Math.min(nanos, TimeUnit.MILLISECONDS.toNanos(hintMillis + 1));
+        }
+        return Duration.ofNanos(Math.max(nanos, TimeUnit.MILLISECONDS.toNanos(1)));
+    }
+
+    private long splitVotePause(long roundNanos) {
+        long bound =
+                Math.min(options.retryDelay().toNanos(), Math.max(TimeUnit.MILLISECONDS.toNanos(1), 2 * roundNanos));
+        return ThreadLocalRandom.current().nextLong(bound + 1);
+    }
+
+    private static boolean pause(long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}
