@@ -1,84 +1,141 @@
 package io.lockstep.redlock.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.lists;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Label;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.RandomDistribution;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.statistics.Statistics;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
 
 /**
  * A model of fenced Redlock: N simulated nodes that run the acquire script's rule, clients that run the
  * backend's round decision ({@link AcquireTally}), and a network that delivers, reorders and loses
- * messages. jqwik drives random interleavings, key expiries, node crashes and client give-ups.
+ * messages. QuickTheories drives random interleavings, key expiries, node crashes and client give-ups,
+ * shrinks a failing run and prints the seed that reproduces it ({@code -DQT_SEED=...}).
  *
  * <p>Checked: no two successful acquisitions get the same fence, and an acquisition whose round began
  * after another one succeeded gets a greater fence, as long as at most {@code 2Q − N − 1} nodes lose
  * their state (with the majority quorum: none). A node that crashes keeping its state (persistence) is
- * always allowed.
+ * always allowed. The same property must fail when a rule is broken on purpose: nodes that also grant a
+ * proposal equal to their counter, or more state losses than the quorum tolerates.
  */
 class FencedRedlockModelTest {
 
-    @Property(tries = 1000)
-    @Label("fences never repeat or go backwards across successful holders")
-    void fencesIncreaseAcrossHolders(
-            @ForAll @IntRange(min = 1, max = 7) int nodes,
-            @ForAll @IntRange(min = 0, max = 1) int extraQuorum,
-            @ForAll @IntRange(min = 2, max = 4) int clients,
-            @ForAll @IntRange(min = 0, max = 3) int stateLosses,
-            @ForAll("schedules") List<Integer> schedule) {
-        int quorum = Math.min(nodes, nodes / 2 + 1 + extraQuorum);
-        int tolerated = Math.max(0, 2 * quorum - nodes - 1);
-        Simulation sim = new Simulation(nodes, quorum, clients, Math.min(stateLosses, tolerated));
-        sim.run(schedule);
-        Statistics.label("successful holders")
-                .collect(sim.successes.size() >= 2 ? "2 or more" : Integer.toString(sim.successes.size()));
-        // Pairs of holders are what the property is about: most runs must have some.
-        Statistics.label("successful holders")
-                .coverage(coverage -> coverage.check("2 or more").percentage(p -> p >= 25));
-        sim.assertFencesIncrease();
-    }
-
-    @Property(tries = 200)
-    @Label("with no faults but reordering, every client eventually can acquire and fences are dense enough")
-    void withoutLossEveryoneGetsATurn(
-            @ForAll @IntRange(min = 1, max = 5) int nodes, @ForAll("schedules") List<Integer> schedule) {
-        Simulation sim = new Simulation(nodes, nodes / 2 + 1, 2, 0);
-        sim.lossless = true;
-        sim.run(schedule);
-        sim.assertFencesIncrease();
-        // Drain: every pending message delivered, then each client in turn acquires and releases alone.
-        sim.drain();
-        for (int c = 0; c < 2; c++) {
-            sim.soloAcquire(c);
+    /**
+     * One run's shape: nodes, quorum above the majority, clients, state losses allowed, and the schedule.
+     * Each schedule entry picks an action (its value mod 20) and what it acts on (the rest).
+     */
+    record Run(int nodes, int extraQuorum, int clients, int stateLosses, List<Integer> schedule) {
+        int quorum() {
+            return Math.min(nodes, nodes / 2 + 1 + extraQuorum);
         }
-        assertThat(sim.successes).hasSizeGreaterThanOrEqualTo(2);
-        sim.assertFencesIncrease();
+
+        /** The state losses the quorum tolerates: any two quorums still share a node that kept its state. */
+        int tolerated() {
+            return Math.max(0, 2 * quorum() - nodes - 1);
+        }
+
+        @Override
+        public String toString() {
+            return "Run[N=" + nodes + ", Q=" + quorum() + ", clients=" + clients + ", stateLosses=" + stateLosses
+                    + ", schedule(" + schedule.size() + ")=" + schedule + "]";
+        }
     }
 
-    /** Uniform choices: each picks an action (its value mod 20) and what it acts on (the rest). */
-    @Provide
-    Arbitrary<List<Integer>> schedules() {
-        return Arbitraries.integers()
-                .between(0, 1_000_000)
-                .withDistribution(RandomDistribution.uniform())
-                .list()
-                .ofMinSize(100)
-                .ofMaxSize(2000);
+    /** Uniform choices, 100 to 2000 of them. */
+    static Gen<List<Integer>> schedules() {
+        return lists().of(Generate.range(0, 1_000_000)).ofSizeBetween(100, 2000);
     }
 
-    @Example
-    @Label("a node that restarts without persistence can hand out a fence twice under a bare majority")
+    static Gen<Run> runs() {
+        return Generate.range(1, 7)
+                .zip(Generate.range(0, 1), Generate.range(2, 4), Generate.range(0, 3), schedules(), Run::new);
+    }
+
+    @Test
+    @DisplayName("fences never repeat or go backwards across successful holders (1000 runs)")
+    void fencesIncreaseAcrossHolders() {
+        AtomicInteger runs = new AtomicInteger();
+        AtomicInteger withPairs = new AtomicInteger();
+        qt().withExamples(1000).forAll(runs()).checkAssert(run -> {
+            Simulation sim = new Simulation(
+                    run.nodes(), run.quorum(), run.clients(), Math.min(run.stateLosses(), run.tolerated()));
+            sim.run(run.schedule());
+            runs.incrementAndGet();
+            if (sim.successes.size() >= 2) {
+                withPairs.incrementAndGet();
+            }
+            sim.assertFencesIncrease();
+        });
+        // Pairs of holders are what the property is about: most runs must have some.
+        assertThat(withPairs.get() * 100 / runs.get())
+                .as("percentage of runs with two or more successful holders (%d of %d)", withPairs.get(), runs.get())
+                .isGreaterThanOrEqualTo(25);
+    }
+
+    @Test
+    @DisplayName(
+            "the property fails when nodes also grant a proposal equal to their counter (f < counter for f ≤ counter)")
+    void offByOneNodeRuleIsCaught() {
+        assertThatThrownBy(() -> qt().withExamples(1000).forAll(runs()).checkAssert(run -> {
+                    Simulation sim = new Simulation(
+                            run.nodes(),
+                            run.quorum(),
+                            run.clients(),
+                            Math.min(run.stateLosses(), run.tolerated()),
+                            () -> new NodeState(false));
+                    sim.run(run.schedule());
+                    sim.assertFencesIncrease();
+                }))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("Property falsified")
+                .hasMessageContaining("Seed was")
+                .hasMessageMatching("(?s).*(fences of|began after).*"); // the fence rule, not a crash
+    }
+
+    @Test
+    @DisplayName("the property fails when more nodes lose their state than 2Q − N − 1")
+    void untoleratedStateLossIsCaught() {
+        assertThatThrownBy(() -> qt().withExamples(1000).forAll(runs()).checkAssert(run -> {
+                    Simulation sim = new Simulation(run.nodes(), run.quorum(), run.clients(), run.stateLosses() + 1);
+                    sim.run(run.schedule());
+                    sim.assertFencesIncrease();
+                }))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("Property falsified")
+                .hasMessageContaining("Seed was")
+                .hasMessageMatching("(?s).*(fences of|began after).*"); // the fence rule, not a crash
+    }
+
+    @Test
+    @DisplayName("with no faults but reordering, every client eventually can acquire and fences increase (200 runs)")
+    void withoutLossEveryoneGetsATurn() {
+        qt().withExamples(200).forAll(Generate.range(1, 5), schedules()).checkAssert((nodes, schedule) -> {
+            Simulation sim = new Simulation(nodes, nodes / 2 + 1, 2, 0);
+            sim.lossless = true;
+            sim.run(schedule);
+            sim.assertFencesIncrease();
+            // Drain: every pending message delivered, then each client in turn acquires and releases alone.
+            sim.drain();
+            for (int c = 0; c < 2; c++) {
+                sim.soloAcquire(c);
+            }
+            assertThat(sim.successes).hasSizeGreaterThanOrEqualTo(2);
+            sim.assertFencesIncrease();
+        });
+    }
+
+    @Test
+    @DisplayName("a node that restarts without persistence can hand out a fence twice under a bare majority")
     void stateLossUnderMajorityRepeatsAFence() {
         // N=3, Q=2. A wins nodes 0 and 1 with fence 1 (its message to node 2 is lost).
         Simulation sim = new Simulation(3, 2, 2, 1);
@@ -102,8 +159,8 @@ class FencedRedlockModelTest {
         assertThat(sim.successes.get(1).fence).isEqualTo(sim.successes.get(0).fence);
     }
 
-    @Example
-    @Label("the same loss under a quorum of N (2Q − N − 1 = 1 tolerated loss at N=3) keeps fences increasing")
+    @Test
+    @DisplayName("the same loss under a quorum of N (2Q − N − 1 = 1 tolerated loss at N=3) keeps fences increasing")
     void largerQuorumToleratesTheLoss() {
         Simulation sim = new Simulation(3, 3, 2, 1);
         sim.lossless = true;
@@ -129,22 +186,33 @@ class FencedRedlockModelTest {
     // ---------------------------------------------------------------------------------------------
 
     static final class NodeState {
+        /** False breaks the rule on purpose: the node also grants a proposal equal to its counter. */
+        final boolean rejectsStale;
+
         @Nullable
         String holder;
 
         long counter;
+
+        NodeState() {
+            this(true);
+        }
+
+        NodeState(boolean rejectsStale) {
+            this.rejectsStale = rejectsStale;
+        }
 
         /** The acquire script's rule, as {@link Scripts#ACQUIRE} runs it. */
         AcquireReply acquire(String value, long proposal) {
             if (holder != null) {
                 return AcquireReply.held(counter, 100, holder);
             }
-            if (proposal <= counter) {
+            if (rejectsStale ? proposal <= counter : proposal < counter) {
                 return AcquireReply.stale(counter);
             }
             long before = counter;
             holder = value;
-            counter = proposal;
+            counter = Math.max(counter, proposal);
             return AcquireReply.granted(before);
         }
 
@@ -267,6 +335,7 @@ class FencedRedlockModelTest {
     }
 
     static final class Simulation {
+        final Supplier<NodeState> newNode;
         final NodeState[] nodes;
         final int quorum;
         final List<Client> clients = new ArrayList<>();
@@ -277,9 +346,14 @@ class FencedRedlockModelTest {
         long step;
 
         Simulation(int nodes, int quorum, int clients, int stateLosses) {
+            this(nodes, quorum, clients, stateLosses, NodeState::new);
+        }
+
+        Simulation(int nodes, int quorum, int clients, int stateLosses, Supplier<NodeState> newNode) {
+            this.newNode = newNode;
             this.nodes = new NodeState[nodes];
             for (int i = 0; i < nodes; i++) {
-                this.nodes[i] = new NodeState();
+                this.nodes[i] = newNode.get();
             }
             this.quorum = quorum;
             for (int c = 0; c < clients; c++) {
@@ -326,7 +400,7 @@ class FencedRedlockModelTest {
             network.removeIf(m -> m.node == n); // connections break: in-flight messages are lost
             if (stateLossesLeft > 0 && (arg / nodes.length) % 2 == 0) {
                 stateLossesLeft--;
-                nodes[n] = new NodeState(); // restart without persistence
+                nodes[n] = newNode.get(); // restart without persistence
             }
         }
 

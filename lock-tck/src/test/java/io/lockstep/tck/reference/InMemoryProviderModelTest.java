@@ -2,12 +2,14 @@ package io.lockstep.tck.reference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.quicktheories.generators.SourceDSL.lists;
 
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
 import io.lockstep.LockTimeoutException;
+import io.lockstep.tck.reference.BrokenProviders.Mutation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,25 +17,36 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.lifecycle.AfterTry;
+import java.util.function.Function;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
 
 /**
  * Stateful properties: random sequences of acquire, tryAcquire, extend, release and advancing time, run
  * against the reference provider on an injected clock and against a model of what a lock promises. Any
- * difference is a failure, shrunk by jqwik to the shortest sequence that shows it.
+ * difference is a failure, shrunk by QuickTheories and then by deleting steps ({@link SequenceProperty})
+ * to a short sequence that shows it, with the seed that reproduces it ({@code -DQT_SEED=...}).
+ *
+ * <p>The same property run against deliberately broken providers must find a counterexample: a model
+ * that cannot tell a broken provider from a correct one checks nothing.
  */
 class InMemoryProviderModelTest {
 
     private static final List<String> LOCKS = List.of("a", "a/b");
     private static final int CLIENTS = 2;
+    private static final int TRIES = 200;
 
-    sealed interface Step permits TryAcquire, Acquire, Extend, Release, Advance {}
+    sealed interface Step permits Skip, TryAcquire, Acquire, Extend, Release, Advance {}
+
+    /**
+     * Does nothing. It is the simplest step, so shrinking turns the steps a failure does not need into
+     * skips (QuickTheories shrinks each drawn value towards its simplest, not by deleting list elements).
+     */
+    record Skip() implements Step {}
 
     /** tryAcquire with no wait. */
     record TryAcquire(int client, int lock, long leaseMillis) implements Step {}
@@ -64,40 +77,81 @@ class InMemoryProviderModelTest {
         }
     }
 
-    private final List<LockProvider> opened = new ArrayList<>();
-
-    @AfterTry
-    void closeProviders() {
-        opened.forEach(LockProvider::close);
-        opened.clear();
+    /** Sequences of up to 48 steps; QuickTheories shrinks a failing one towards fewer, simpler steps. */
+    static Gen<List<Step>> steps() {
+        Gen<Integer> client = Generate.range(0, CLIENTS - 1);
+        Gen<Integer> lock = Generate.range(0, LOCKS.size() - 1);
+        Gen<Long> lease = Generate.longRange(1, 50);
+        Gen<Integer> index = Generate.range(0, 20);
+        // The first alternative is what a drawn step shrinks to: a Skip.
+        List<Gen<Step>> alternatives = List.of(
+                Generate.constant((Step) new Skip()),
+                client.zip(lock, lease, (c, l, t) -> (Step) new TryAcquire(c, l, t)),
+                client.zip(lock, lease, (c, l, t) -> (Step) new Acquire(c, l, t)),
+                index.zip(lease, (i, t) -> (Step) new Extend(i, t)),
+                index.map(i -> (Step) new Release(i)),
+                Generate.longRange(0, 60).map(m -> (Step) new Advance(m)));
+        Gen<Step> step = Generate.range(0, alternatives.size() - 1).flatMap(alternatives::get);
+        return lists().of(step).ofSizeBetween(0, 48);
     }
 
-    @Provide
-    Arbitrary<List<Step>> steps() {
-        Arbitrary<Integer> client = Arbitraries.integers().between(0, CLIENTS - 1);
-        Arbitrary<Integer> lock = Arbitraries.integers().between(0, LOCKS.size() - 1);
-        Arbitrary<Long> lease = Arbitraries.longs().between(1, 50);
-        Arbitrary<Integer> index = Arbitraries.integers().between(0, 20);
-        Arbitrary<Step> step = Arbitraries.oneOf(
-                Combinators.combine(client, lock, lease).as(TryAcquire::new),
-                Combinators.combine(client, lock, lease).as(Acquire::new),
-                Combinators.combine(index, lease).as(Extend::new),
-                index.map(Release::new),
-                Arbitraries.longs().between(0, 60).map(Advance::new));
-        return step.list().ofMaxSize(40);
+    @Test
+    @DisplayName("the reference provider behaves like the model over 200 random sequences")
+    void theReferenceProviderBehavesLikeTheModel() {
+        SequenceProperty.check(
+                TRIES,
+                steps(),
+                Skip.class::isInstance,
+                steps -> runAgainstModel(steps, store -> new InMemoryLockProvider(store, runtime(store))));
     }
 
-    @Property(tries = 200)
-    void theReferenceProviderBehavesLikeTheModel(@ForAll("steps") List<Step> steps) {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = Mutation.class,
+            names = {
+                "RELEASE_WITHOUT_OWNER_CHECK",
+                "NO_EXPIRY",
+                "REPEATING_FENCES",
+                "LOST_NEVER_COMPLETES",
+                "EXTEND_IGNORES_OWNERSHIP",
+                "VALIDITY_LONGER_THAN_GRANTED"
+            })
+    @DisplayName("the same property finds a counterexample of at most four steps for a provider with one bug")
+    void theModelCatchesABrokenProvider(Mutation mutation) {
+        assertThatThrownBy(() -> SequenceProperty.check(
+                        TRIES,
+                        steps(),
+                        Skip.class::isInstance,
+                        steps -> runAgainstModel(steps, store -> BrokenProviders.open(mutation, store))))
+                .as("the model property against %s", mutation)
+                .isInstanceOf(SequenceProperty.Falsified.class)
+                .hasMessageContaining("Property falsified")
+                .hasMessageContaining("Seed was")
+                .satisfies(e -> assertThat(((SequenceProperty.Falsified) e).minimal())
+                        .as("the minimal counterexample for %s", mutation)
+                        .isNotEmpty()
+                        .hasSizeLessThanOrEqualTo(4));
+    }
+
+    private static LockRuntime runtime(InMemoryLockStore store) {
+        return LockRuntime.builder().clock(store.clock()).build();
+    }
+
+    static void runAgainstModel(List<Step> steps, Function<InMemoryLockStore, LockProvider> open) {
         AtomicLong now = new AtomicLong(1_000_000_000L);
         InMemoryLockStore store = new InMemoryLockStore("model", now::get, Duration.ofMillis(50));
-        LockRuntime runtime = LockRuntime.builder().clock(store.clock()).build();
         List<LockProvider> clients = new ArrayList<>();
-        for (int i = 0; i < CLIENTS; i++) {
-            LockProvider provider = new InMemoryLockProvider(store, runtime);
-            opened.add(provider);
-            clients.add(provider);
+        try {
+            for (int i = 0; i < CLIENTS; i++) {
+                clients.add(open.apply(store));
+            }
+            run(steps, now, clients);
+        } finally {
+            clients.forEach(LockProvider::close);
         }
+    }
+
+    private static void run(List<Step> steps, AtomicLong now, List<LockProvider> clients) {
         List<ModelLease> leases = new ArrayList<>();
         Map<Integer, ModelLease> holder = new HashMap<>();
         long[] lastFence = new long[LOCKS.size()];
@@ -166,8 +220,11 @@ class InMemoryProviderModelTest {
                 }
             } else if (step instanceof Advance s) {
                 now.addAndGet(Duration.ofMillis(s.millis()).toNanos());
+            } else {
+                continue; // Skip
             }
-            // After every step, every lease agrees with the model about whether it is valid and for how long.
+            // After every step, every lease agrees with the model about whether it is valid, for how
+            // long, and whether its loss signal has fired.
             long after = now.get();
             for (ModelLease lease : leases) {
                 boolean valid = !lease.released && holder.get(lease.lock) == lease && lease.expiresAt > after;
@@ -177,6 +234,9 @@ class InMemoryProviderModelTest {
                 assertThat(lease.real.remaining())
                         .as("remaining of %s after %s", lease.real, step)
                         .isEqualTo(valid ? Duration.ofNanos(lease.expiresAt - after) : Duration.ZERO);
+                assertThat(lease.real.lost().toCompletableFuture().isDone())
+                        .as("lost() of %s completed after %s", lease.real, step)
+                        .isEqualTo(!valid);
             }
         }
     }
