@@ -14,7 +14,16 @@ public class Caller {
     private static final AtomicInteger THREADS = new AtomicInteger();
 
     /** The lock this thread takes and releases. */
-    final String name = "bench/" + THREADS.incrementAndGet();
+    final String name;
+
+    /** A caller with a lock name of its own; JMH makes one per benchmark thread. */
+    public Caller() {
+        this("bench/" + THREADS.incrementAndGet());
+    }
+
+    Caller(String name) {
+        this.name = name;
+    }
 
     /** The last fence this thread's Redlock floor had granted on {@link #name}. */
     long fence;
