@@ -1,0 +1,121 @@
+package io.lockstep.bench;
+
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.LockRuntime;
+import io.lockstep.redis.RedisLockProvider;
+import io.lockstep.redlock.RedlockLockProvider;
+import io.lockstep.redlock.RedlockOptions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisPooled;
+
+/**
+ * The contenders by benchmark name, how many servers each needs, and what each must be seen to do
+ * on every server per operation:
+ *
+ * <ul>
+ *   <li>{@code redis}: lock-redis on one node; {@code floor-redis}: raw Jedis running lock-redis's
+ *       two scripts;
+ *   <li>{@code redlock-N}: lock-redlock over N nodes; {@code floor-redlock-N}: raw Jedis running
+ *       lock-redlock's two scripts on N nodes, fanned out from one thread;
+ *   <li>{@code jedis-setnx}: the hand-written {@code SET NX PX} lock, unfenced, for reference.
+ * </ul>
+ */
+final class Contenders {
+
+    /** lock-redis's acquire + release on its one node: two scripts, and what runs inside them. */
+    static final Map<String, Double> REDIS_MIX =
+            Map.of("evalsha", 2.0, "get", 2.0, "set", 1.0, "incr", 1.0, "del", 1.0, "publish", 1.0);
+
+    /** lock-redlock's acquire + release on each node: two scripts, and what runs inside them. */
+    static final Map<String, Double> REDLOCK_MIX =
+            Map.of("evalsha", 2.0, "time", 1.0, "get", 3.0, "set", 2.0, "del", 1.0, "publish", 1.0);
+
+    /** {@code SET NX PX}, then compare-and-delete. */
+    static final Map<String, Double> SETNX_MIX = Map.of("set", 1.0, "evalsha", 1.0, "get", 1.0, "del", 1.0);
+
+    private Contenders() {}
+
+    /** What a benchmark must be seen to do on every server per operation, and the scripts every server must have run. */
+    record Expectation(Map<String, Double> perNode, List<String> scripts) {}
+
+    /** The number of servers {@code backend} runs on: the number after its last dash, else one. */
+    static int nodes(String backend) {
+        return backend.matches("(redlock|floor-redlock)-\\d+")
+                ? Integer.parseInt(backend.substring(backend.lastIndexOf('-') + 1))
+                : 1;
+    }
+
+    /** The contender named {@code backend}, its clients connected to {@code addresses}. */
+    static Contender open(String backend, List<HostAndPort> addresses) {
+        if (backend.equals("jedis-setnx")) {
+            return new RawFloors.SetNx(addresses.get(0));
+        }
+        if (backend.equals("floor-redis")) {
+            return new RawFloors.Redis(addresses.get(0));
+        }
+        if (backend.startsWith("floor-redlock-")) {
+            return new RawFloors.Redlock(addresses);
+        }
+        if (backend.equals("redis")) {
+            return new Lockstep(RedisLockProvider.builder(new JedisPooled(addresses.get(0)))
+                    .closeClient(true)
+                    .build());
+        }
+        if (backend.startsWith("redlock-")) {
+            return new Lockstep(RedlockLockProvider.connect(
+                    addresses,
+                    DefaultJedisClientConfig.builder().build(),
+                    RedlockOptions.defaults(),
+                    LockRuntime.defaults()));
+        }
+        throw new IllegalArgumentException("unknown backend '" + backend + "'");
+    }
+
+    /** What {@code backend} must be seen to do. */
+    static Expectation expectation(String backend) {
+        if (backend.equals("jedis-setnx")) {
+            return new Expectation(SETNX_MIX, List.of(RawFloors.sha1(RawFloors.COMPARE_AND_DELETE)));
+        }
+        if (backend.equals("redis") || backend.equals("floor-redis")) {
+            return new Expectation(
+                    REDIS_MIX,
+                    List.of(RawFloors.sha1(RawFloors.REDIS_ACQUIRE), RawFloors.sha1(RawFloors.REDIS_RELEASE)));
+        }
+        if (backend.startsWith("redlock-") || backend.startsWith("floor-redlock-")) {
+            return new Expectation(
+                    REDLOCK_MIX,
+                    List.of(RawFloors.sha1(RawFloors.REDLOCK_ACQUIRE), RawFloors.sha1(RawFloors.REDLOCK_RELEASE)));
+        }
+        throw new IllegalArgumentException("unknown backend '" + backend + "'");
+    }
+
+    /** A Lockstep provider: {@code tryAcquire} with no wait, then {@code release}. */
+    private static final class Lockstep implements Contender {
+        private static final LeaseOptions OPTIONS = LeaseOptions.of(Duration.ofSeconds(30));
+        private final LockProvider provider;
+
+        Lockstep(LockProvider provider) {
+            this.provider = provider;
+        }
+
+        @Override
+        public void acquireRelease(Caller caller) {
+            Lease lease = provider.tryAcquire(caller.name, OPTIONS)
+                    .orElseThrow(() -> new IllegalStateException("lock '" + caller.name + "' was not free"));
+            if (!lease.release()) {
+                throw new IllegalStateException("release of '" + caller.name + "' freed nothing");
+            }
+        }
+
+        @Override
+        public void close() {
+            provider.close();
+        }
+    }
+}
