@@ -1,9 +1,11 @@
 package io.lockstep;
 
 /**
- * A promise a provider makes in {@link ProviderInfo#capabilities()}. The compatibility kit runs the
- * tests of every claimed capability and fails the provider if a claim is false; tests of capabilities
- * that are not claimed are skipped.
+ * A promise a provider makes in {@link ProviderInfo#capabilities()}, beyond what every provider promises
+ * (exclusion, owner-checked release, fail-closed acquiring, {@link Lease#lost()}). The compatibility
+ * kit runs the tests of every claimed capability and fails the provider if a claim is false; tests of
+ * capabilities that are not claimed are skipped, never passed. Claim only what holds under the faults
+ * of your {@link StrengthTier}.
  */
 public enum Capability {
     /** Leases carry fencing tokens, strictly increasing across holders of the same lock. */

@@ -2,7 +2,11 @@ package io.lockstep;
 
 import org.jspecify.annotations.Nullable;
 
-/** A provider could not be built */
+/**
+ * A provider could not be built from its configuration: a bad or missing setting in the URI or {@link
+ * LockConfig} (the message names it and its value, never a password), no factory for the URI's scheme
+ * (the message names the artifact to add), or two factories for one scheme. Never retried.
+ */
 public final class LockConfigurationException extends LockException {
     private static final long serialVersionUID = 1L;
 

@@ -2,7 +2,10 @@ package io.lockstep;
 
 import org.jspecify.annotations.Nullable;
 
-/** Thrown when work needed a lease that has been lost, for example by {@link Leadership} helpers. */
+/**
+ * Thrown when work needed a lease that has been lost, for example by {@link Leadership} helpers; the
+ * message names the lock and the {@link LossReason}. Never retried: the lock must be acquired anew.
+ */
 public final class LockLostException extends LockException {
     private static final long serialVersionUID = 1L;
 

@@ -10,6 +10,11 @@ import org.jspecify.annotations.Nullable;
  * surrogates. Every other character is allowed and is an ordinary character: providers pass names
  * only as keys, parameters or encoded path segments, never inside scripts, SQL or patterns, so
  * {@code "a"}, {@code "a/b"}, {@code "*"} and {@code "'; DROP TABLE"} are four different locks.
+ *
+ * <p>Names are compared as exact sequences of characters: no case folding, no Unicode normalization,
+ * no trimming, no truncation, no hashing. {@code "Lock"} and {@code "lock"}, {@code "café"} in NFC and
+ * in NFD, {@code "name"} and {@code "name "}, and two 256-byte names that differ only in their last
+ * byte are different locks. The limit counts bytes of UTF-8, not characters.
  */
 public final class LockNames {
 

@@ -15,21 +15,26 @@ import java.util.Optional;
 public interface LockProvider extends AutoCloseable {
 
     /**
-     * Tries to take the lock named {@code name}, waiting at most {@code options.waitTime()}.
+     * Tries to take the lock named {@code name}, waiting at most {@code options.waitTime()}: a zero wait
+     * tries once and returns at once. May be called from any thread, platform or virtual; the lease is
+     * not bound to it. A waiting thread that is interrupted stops at once (see {@link LockException}).
      *
      * @return the lease, or empty when another holder kept the lock for the whole wait
      * @throws IllegalArgumentException if the name is not a valid lock name ({@link LockNames})
      * @throws BackendUnavailableException if the backend could not be reached
+     * @throws IllegalStateException if this provider was closed
      */
     Optional<Lease> tryAcquire(String name, LeaseOptions options);
 
     /**
-     * Takes the lock named {@code name}, waiting at most {@code options.waitTime()}.
+     * Takes the lock named {@code name}, waiting at most {@code options.waitTime()} (a zero wait tries
+     * once). A waiting thread that is interrupted stops at once (see {@link LockException}).
      *
      * @return the lease
      * @throws LockTimeoutException if another holder kept the lock for the whole wait
      * @throws IllegalArgumentException if the name is not a valid lock name ({@link LockNames})
      * @throws BackendUnavailableException if the backend could not be reached
+     * @throws IllegalStateException if this provider was closed
      */
     Lease acquire(String name, LeaseOptions options);
 

@@ -2,7 +2,11 @@ package io.lockstep;
 
 import org.jspecify.annotations.Nullable;
 
-/** Thrown by {@link LockProvider#acquire} when another holder kept the lock for the whole wait time. */
+/**
+ * Thrown by {@link LockProvider#acquire} when another holder kept the lock for the whole wait time
+ * (with a zero wait: at the one attempt). The message names the lock, the backend and the wait time.
+ * Never retried by Lockstep: retrying is the caller's choice.
+ */
 public final class LockTimeoutException extends LockException {
     private static final long serialVersionUID = 1L;
 

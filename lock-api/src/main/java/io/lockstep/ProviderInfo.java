@@ -5,7 +5,9 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * What a provider is and what it claims.
+ * What a provider is and what it claims. The claims are checked, not trusted: the compatibility kit
+ * runs the tests of the tier and of every claimed capability, and {@code lockctl compare} shows them
+ * side by side.
  *
  * @param name the provider's name, as used to choose among factories (for example {@code "redis"})
  * @param tier how much its exclusion survives

@@ -1,6 +1,8 @@
 package io.lockstep.tck.faults;
 
+import io.lockstep.Lease;
 import io.lockstep.LockProvider;
+import java.time.Duration;
 import java.util.Set;
 import org.junit.jupiter.api.Assumptions;
 
@@ -9,7 +11,7 @@ import org.junit.jupiter.api.Assumptions;
  * compatibility kit's fault scenarios run against real failures.
  *
  * <pre>{@code
- * class MyProviderTck extends LockProviderCompatibilityKit {
+ * class MyProviderCompatibilityTest extends LockProviderCompatibilityKit {
  *     static final RedisServer redis = RedisServer.start();
  *     static final TcpProxy proxy = TcpProxy.start(redis.host(), redis.port());
  *
@@ -36,8 +38,18 @@ public interface BackendFaults {
         KILL_SERVER,
         /** {@link #partition()} and {@link #heal()}: the client and the server stop hearing each other. */
         PARTITION,
-        /** {@link #expireSession(LockProvider)}: the backend ends one client's session. */
-        EXPIRE_SESSION
+        /** {@link #expireSession(LockProvider, Lease)}: the backend ends the session that holds one lease. */
+        EXPIRE_SESSION,
+        /**
+         * {@link #addLatency(Duration)} and {@link #removeLatency()}: every request and every reply between
+         * the kit's clients and the server arrives later; nothing is lost.
+         */
+        LATENCY,
+        /**
+         * {@link #loseReplies()} and {@link #restoreReplies()}: the server receives and applies every
+         * request, and every reply to the clients is lost (the client sees a timeout).
+         */
+        LOST_REPLIES
     }
 
     /** A hook that can inject nothing: every fault scenario is skipped. */
@@ -100,10 +112,49 @@ public interface BackendFaults {
     /**
      * Makes the backend end the session of {@code provider}'s connection, as it would after not hearing
      * from it (a ZooKeeper session expiry, an etcd lease revoked); locks held through it are released
-     * by the backend.
+     * by the backend. Override this or {@link #expireSession(LockProvider, Lease)}.
      */
     default void expireSession(LockProvider provider) {
         abort(Fault.EXPIRE_SESSION);
+    }
+
+    /**
+     * Makes the backend end the session that holds {@code lease}, acquired through {@code provider}. The
+     * kit calls this one; by default it calls {@link #expireSession(LockProvider)}. The lease names what
+     * to look up on the server when the provider object does not expose its session: its {@link
+     * Lease#name() lock name} and {@link Lease#ownerToken() owner token} find the ZooKeeper lock node
+     * (whose ephemeral owner is the session), the etcd key (whose lease to revoke), or the SQL advisory
+     * lock (whose backend process to terminate).
+     */
+    default void expireSession(LockProvider provider, Lease lease) {
+        expireSession(provider);
+    }
+
+    /**
+     * Delays every request and every reply between the kit's clients and the server by {@code oneWay}
+     * (a round trip takes {@code 2 × oneWay} longer), for requests sent from now on, until {@link
+     * #removeLatency()}. Nothing is lost or reordered within a connection.
+     */
+    default void addLatency(Duration oneWay) {
+        abort(Fault.LATENCY);
+    }
+
+    /** Ends {@link #addLatency(Duration)}. */
+    default void removeLatency() {
+        abort(Fault.LATENCY);
+    }
+
+    /**
+     * From now until {@link #restoreReplies()}, the server receives and applies every request, and
+     * every reply is lost on its way back: a client sees its request time out although it took effect.
+     */
+    default void loseReplies() {
+        abort(Fault.LOST_REPLIES);
+    }
+
+    /** Ends {@link #loseReplies()}: replies to requests sent from now on arrive again. */
+    default void restoreReplies() {
+        abort(Fault.LOST_REPLIES);
     }
 
     private void abort(Fault fault) {

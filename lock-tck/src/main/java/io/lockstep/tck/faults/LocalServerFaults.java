@@ -1,6 +1,7 @@
 package io.lockstep.tck.faults;
 
 import io.lockstep.tck.servers.LocalServer;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
@@ -11,22 +12,48 @@ import org.slf4j.LoggerFactory;
 /**
  * {@link BackendFaults} for a server the kit started ({@link LocalServer}): pause with SIGSTOP, resume
  * with SIGCONT, kill with SIGKILL and restart on the same port; and, when the clients connect through a
- * {@link TcpProxy}, partition by stalling the proxy.
+ * {@link TcpProxy}, partition by stalling the proxy, add latency by delaying both directions, and lose
+ * replies by dropping what the server sends back.
  *
- * <p>Sessions cannot be expired by a process signal, so {@link Fault#EXPIRE_SESSION} is not supported;
- * a provider whose backend has sessions extends its hook with a subclass of its own.
+ * <p>Sessions cannot be expired by a process signal, so {@link Fault#EXPIRE_SESSION} is not supported
+ * here. A backend with sessions extends this class: it overrides {@link #supported()} to add {@link
+ * Fault#EXPIRE_SESSION} and {@link #expireSession(io.lockstep.LockProvider, io.lockstep.Lease)}, which
+ * finds the holder's session on the server from the lease's name (for example the ZooKeeper lock node's
+ * ephemeral owner, or the database process holding the advisory lock), and reaches the server through
+ * {@link #server()}.
+ *
+ * <pre>{@code
+ * final class ZooKeeperFaults extends LocalServerFaults {
+ *     ZooKeeperFaults(LocalServer zk, TcpProxy proxy) { super(zk, proxy); }
+ *     public Set<Fault> supported() {
+ *         Set<Fault> all = EnumSet.copyOf(super.supported());
+ *         all.add(Fault.EXPIRE_SESSION);
+ *         return all;
+ *     }
+ *     public void expireSession(LockProvider provider, Lease lease) { ... }
+ * }
+ * }</pre>
  *
  * <p>Not thread-safe: one test drives it.
  */
-public final class LocalServerFaults implements BackendFaults {
+public class LocalServerFaults implements BackendFaults {
 
     private static final Logger log = LoggerFactory.getLogger(LocalServerFaults.class);
 
     private final LocalServer server;
     private final @Nullable TcpProxy proxy;
 
-    private LocalServerFaults(LocalServer server, @Nullable TcpProxy proxy) {
+    /**
+     * Faults for {@code server}, whose clients connect through {@code proxy} if it is not null.
+     *
+     * @throws IllegalArgumentException if the proxy forwards to another port than the server's
+     */
+    protected LocalServerFaults(LocalServer server, @Nullable TcpProxy proxy) {
         this.server = Objects.requireNonNull(server, "server");
+        if (proxy != null && proxy.target().getPort() != server.port()) {
+            throw new IllegalArgumentException("proxy forwards to port "
+                    + proxy.target().getPort() + " but the server listens on port " + server.port());
+        }
         this.proxy = proxy;
     }
 
@@ -38,18 +65,28 @@ public final class LocalServerFaults implements BackendFaults {
     /** Faults for {@code server}, whose clients connect through {@code proxy}. */
     public static LocalServerFaults of(LocalServer server, TcpProxy proxy) {
         Objects.requireNonNull(proxy, "proxy");
-        if (proxy.target().getPort() != server.port()) {
-            throw new IllegalArgumentException("proxy forwards to port "
-                    + proxy.target().getPort() + " but the server listens on port " + server.port());
-        }
         return new LocalServerFaults(server, proxy);
     }
 
+    /** The server the faults are injected into. */
+    protected final LocalServer server() {
+        return server;
+    }
+
+    /** The proxy the clients connect through, if any. */
+    protected final @Nullable TcpProxy proxy() {
+        return proxy;
+    }
+
+    /**
+     * Pause and kill; with a proxy also partition, latency and lost replies. A subclass adds what it
+     * can do beyond these.
+     */
     @Override
     public Set<Fault> supported() {
         return proxy == null
                 ? EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER)
-                : EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION);
+                : EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION, Fault.LATENCY, Fault.LOST_REPLIES);
     }
 
     @Override
@@ -97,8 +134,50 @@ public final class LocalServerFaults implements BackendFaults {
     }
 
     @Override
+    public void addLatency(Duration oneWay) {
+        if (proxy == null) {
+            BackendFaults.super.addLatency(oneWay);
+            return;
+        }
+        log.info("Delaying every message to and from {} by {}", describe(), oneWay);
+        proxy.delay(TcpProxy.Direction.CLIENT_TO_SERVER, oneWay);
+        proxy.delay(TcpProxy.Direction.SERVER_TO_CLIENT, oneWay);
+    }
+
+    @Override
+    public void removeLatency() {
+        if (proxy == null) {
+            BackendFaults.super.removeLatency();
+            return;
+        }
+        log.info("Removing the latency to {}", describe());
+        proxy.delay(TcpProxy.Direction.CLIENT_TO_SERVER, Duration.ZERO);
+        proxy.delay(TcpProxy.Direction.SERVER_TO_CLIENT, Duration.ZERO);
+    }
+
+    @Override
+    public void loseReplies() {
+        if (proxy == null) {
+            BackendFaults.super.loseReplies();
+            return;
+        }
+        log.info("Losing every reply from {}", describe());
+        proxy.drop(TcpProxy.Direction.SERVER_TO_CLIENT);
+    }
+
+    @Override
+    public void restoreReplies() {
+        if (proxy == null) {
+            BackendFaults.super.restoreReplies();
+            return;
+        }
+        log.info("Delivering replies from {} again", describe());
+        proxy.heal();
+    }
+
+    @Override
     public String toString() {
-        return "LocalServerFaults[" + describe() + (proxy == null ? "" : ", via " + proxy) + "]";
+        return getClass().getSimpleName() + "[" + describe() + (proxy == null ? "" : ", via " + proxy) + "]";
     }
 
     private String describe() {

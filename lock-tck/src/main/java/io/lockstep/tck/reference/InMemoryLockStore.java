@@ -31,7 +31,10 @@ import org.slf4j.LoggerFactory;
  * only grow (they survive release, expiry and a simulated restart), and releases wake waiters. Its
  * {@link #faults()} simulate a server that is paused, killed and restarted (its state is durable), or
  * cut off from its clients: while it cannot be reached, calls wait for a client timeout and then throw
- * {@link BackendUnavailableException}.
+ * {@link BackendUnavailableException}. They also add latency to every request and reply (a call
+ * sleeps before and after it takes effect, outside the store's lock; release signals are not delayed),
+ * and lose replies (the operation takes effect, then the caller waits for its timeout and gets
+ * {@link BackendUnavailableException}).
  *
  * <p>Thread-safe.
  */
@@ -59,6 +62,8 @@ public final class InMemoryLockStore {
     private boolean paused;
     private boolean partitioned;
     private boolean killed;
+    private volatile long latencyNanos;
+    private volatile boolean losingReplies;
 
     /** A store on the system clock. */
     public InMemoryLockStore() {
@@ -130,7 +135,84 @@ public final class InMemoryLockStore {
 
     // ---- operations, called by InMemoryLockBackend ----
 
-    synchronized Attempt<InMemoryLockBackend.Handle> tryLock(String lock, String owner, Duration leaseTime) {
+    Attempt<InMemoryLockBackend.Handle> tryLock(String lock, String owner, Duration leaseTime) {
+        travel();
+        Attempt<InMemoryLockBackend.Handle> attempt = applyTryLock(lock, owner, leaseTime);
+        return reply("tryLock", lock, attempt);
+    }
+
+    Optional<Duration> extend(InMemoryLockBackend.Handle handle, Duration leaseTime) {
+        travel();
+        Optional<Duration> extended = applyExtend(handle, leaseTime);
+        return reply("extend", handle.lock(), extended);
+    }
+
+    boolean release(InMemoryLockBackend.Handle handle) {
+        travel();
+        boolean released = applyRelease(handle);
+        return reply("release", handle.lock(), released);
+    }
+
+    void abandon(String lock, String owner) {
+        travel();
+        applyAbandon(lock, owner);
+        try {
+            reply("abandon", lock, Boolean.TRUE);
+        } catch (BackendUnavailableException e) {
+            // Best effort: the request took effect, only its reply was lost.
+        }
+    }
+
+    /** Whether {@code lock} is held by {@code owner} now: the first half of a two-step release, for broken providers. */
+    boolean isHeldBy(String lock, String owner) {
+        travel();
+        boolean held;
+        synchronized (this) {
+            awaitReachable("get", lock);
+            Entry e = live(lock, clock.nanoTime());
+            held = e != null && e.owner.equals(owner);
+        }
+        return reply("get", lock, held);
+    }
+
+    ReleaseWatch watch(String lock) {
+        travel(); // subscribing is a round trip too
+        ReleaseWatch watch = register(lock);
+        travel();
+        return watch;
+    }
+
+    /** A request or a reply on its way: the added latency, if any. */
+    private void travel() {
+        long nanos = latencyNanos;
+        if (nanos > 0) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(nanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BackendUnavailableException("interrupted waiting for " + name, e, false);
+            }
+        }
+    }
+
+    /** The reply to an operation that took effect: delivered after the latency, or lost. */
+    private <T> T reply(String op, String lock, T value) {
+        travel();
+        if (!losingReplies) {
+            return value;
+        }
+        try {
+            TimeUnit.NANOSECONDS.sleep(callTimeout.toNanos());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendUnavailableException("interrupted waiting for " + name, e, false);
+        }
+        throw new BackendUnavailableException(
+                name + " did not answer " + op + " of lock '" + lock + "' within " + callTimeout, null, true);
+    }
+
+    private synchronized Attempt<InMemoryLockBackend.Handle> applyTryLock(
+            String lock, String owner, Duration leaseTime) {
         awaitReachable("tryLock", lock);
         long now = clock.nanoTime();
         Entry held = live(lock, now);
@@ -148,7 +230,7 @@ public final class InMemoryLockStore {
                 Grant.of(new InMemoryLockBackend.Handle(lock, owner, fence), OptionalLong.of(fence), leaseTime));
     }
 
-    synchronized Optional<Duration> extend(InMemoryLockBackend.Handle handle, Duration leaseTime) {
+    private synchronized Optional<Duration> applyExtend(InMemoryLockBackend.Handle handle, Duration leaseTime) {
         awaitReachable("extend", handle.lock());
         long now = clock.nanoTime();
         Entry held = live(handle.lock(), now);
@@ -159,7 +241,7 @@ public final class InMemoryLockStore {
         return Optional.of(leaseTime);
     }
 
-    synchronized boolean release(InMemoryLockBackend.Handle handle) {
+    private synchronized boolean applyRelease(InMemoryLockBackend.Handle handle) {
         awaitReachable("release", handle.lock());
         Entry held = live(handle.lock(), clock.nanoTime());
         if (held == null || !held.owner.equals(handle.owner())) {
@@ -170,7 +252,7 @@ public final class InMemoryLockStore {
         return true;
     }
 
-    synchronized void abandon(String lock, String owner) {
+    private synchronized void applyAbandon(String lock, String owner) {
         if (reachability() != Reachability.UP) {
             return; // cannot reach the store: the lock, if granted, ends by its lease time
         }
@@ -182,14 +264,18 @@ public final class InMemoryLockStore {
     }
 
     /** Frees {@code lock} whoever holds it; for broken providers in the kit's own tests only. */
-    synchronized void forceRelease(String lock) {
-        awaitReachable("release", lock);
-        if (locks.remove(lock) != null) {
-            signal(lock);
+    void forceRelease(String lock) {
+        travel();
+        synchronized (this) {
+            awaitReachable("release", lock);
+            if (locks.remove(lock) != null) {
+                signal(lock);
+            }
         }
+        reply("release", lock, Boolean.TRUE);
     }
 
-    synchronized ReleaseWatch watch(String lock) {
+    private synchronized ReleaseWatch register(String lock) {
         Watch watch = new Watch(lock);
         watches.computeIfAbsent(lock, k -> new LinkedHashSet<>()).add(watch);
         return watch;
@@ -261,7 +347,32 @@ public final class InMemoryLockStore {
     private final class Faults implements BackendFaults {
         @Override
         public Set<Fault> supported() {
-            return EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION);
+            return EnumSet.of(
+                    Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION, Fault.LATENCY, Fault.LOST_REPLIES);
+        }
+
+        @Override
+        public void addLatency(Duration oneWay) {
+            Objects.requireNonNull(oneWay, "oneWay");
+            if (oneWay.isNegative() || oneWay.compareTo(Duration.ofMinutes(1)) > 0) {
+                throw new IllegalArgumentException("oneWay must be between 0 and 1 minute, was " + oneWay);
+            }
+            set(() -> latencyNanos = oneWay.toNanos(), "every request and reply delayed by " + oneWay);
+        }
+
+        @Override
+        public void removeLatency() {
+            set(() -> latencyNanos = 0, "latency removed");
+        }
+
+        @Override
+        public void loseReplies() {
+            set(() -> losingReplies = true, "losing every reply");
+        }
+
+        @Override
+        public void restoreReplies() {
+            set(() -> losingReplies = false, "delivering replies again");
         }
 
         @Override

@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.EnumSet;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -69,7 +70,9 @@ class BackendFaultsTest {
     @Test
     void localServerFaultsPauseKillRestartAndPartitionTheServer() throws IOException {
         LocalServerFaults faults = LocalServerFaults.of(redis, proxy);
-        assertThat(faults.supported()).isEqualTo(EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION));
+        assertThat(faults.supported())
+                .isEqualTo(EnumSet.of(
+                        Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION, Fault.LATENCY, Fault.LOST_REPLIES));
         assertThat(pings(redis.port())).isTrue();
 
         faults.pauseServer();
@@ -100,6 +103,47 @@ class BackendFaultsTest {
         assertThat(pings(proxy.port()))
                 .as("the proxy reaches the restarted server")
                 .isTrue();
+    }
+
+    @Test
+    void localServerFaultsAddLatencyAndLoseRepliesOfAppliedRequests() throws IOException {
+        LocalServerFaults faults = LocalServerFaults.of(redis, proxy);
+        faults.addLatency(Duration.ofMillis(150));
+        try {
+            long start = System.nanoTime();
+            assertThat(roundTrip(proxy.port(), "PING\r\n", 7, 2_000)).startsWith("+PONG");
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("a round trip with 150 ms added each way")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(300));
+        } finally {
+            faults.removeLatency();
+        }
+
+        faults.loseReplies();
+        try {
+            assertThat(roundTrip(proxy.port(), "SET lost-reply applied\r\n", 5, 300))
+                    .as("the reply to a SET while replies are lost")
+                    .isEmpty();
+        } finally {
+            faults.restoreReplies();
+        }
+        assertThat(roundTrip(redis.port(), "GET lost-reply\r\n", 13, 1_000))
+                .as("the SET whose reply was lost took effect")
+                .contains("applied");
+    }
+
+    /** Sends {@code command} and reads up to {@code bytes} bytes of reply; empty on silence. */
+    private static String roundTrip(int port, String command, int bytes, int timeoutMillis) throws IOException {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            socket.setSoTimeout(timeoutMillis);
+            socket.getOutputStream().write(command.getBytes(StandardCharsets.US_ASCII));
+            try {
+                return new String(socket.getInputStream().readNBytes(bytes), StandardCharsets.US_ASCII);
+            } catch (java.net.SocketTimeoutException e) {
+                return "";
+            }
+        }
     }
 
     /** A Redis PING with a short timeout: true on +PONG, false on silence or a refused connection. */

@@ -3,8 +3,10 @@ package io.lockstep.tck.reference;
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
+import io.lockstep.LockException;
 import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
+import io.lockstep.LockTimeoutException;
 import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
 import io.lockstep.spi.Attempt;
@@ -12,11 +14,23 @@ import io.lockstep.spi.BackendLockProvider;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
+import java.nio.charset.StandardCharsets;
+import java.text.Normalizer;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /** The reference provider with one deliberate bug each: the kit must catch every one. */
 final class BrokenProviders {
@@ -36,7 +50,51 @@ final class BrokenProviders {
         /** extend() reports success whether or not the lease still owns the lock. */
         EXTEND_IGNORES_OWNERSHIP,
         /** Leases believe they are valid three times longer than the backend keeps the lock. */
-        VALIDITY_LONGER_THAN_GRANTED
+        VALIDITY_LONGER_THAN_GRANTED,
+        /** Only the first 100 characters of a name are used as the key. */
+        NAME_PREFIX_ONLY,
+        /** Locks are keyed by the name's 32-bit {@code String.hashCode()}. */
+        NAME_HASHED_32,
+        /** Accents are stripped from names ("résumé" and "resume" are one lock). */
+        NAME_ACCENTS_FOLDED,
+        /** Names are lower-cased, as a case-insensitive column or collation does. */
+        NAME_CASE_FOLDED,
+        /** Names are normalized to NFKC ("café" in NFC and NFD, "ﬁ" and "fi" are one lock). */
+        NAME_NORMALIZED,
+        /** Names are stripped of leading and trailing spaces. */
+        NAME_TRIMMED,
+        /** The 256 limit is counted in characters, and longer names are cut to 256 bytes. */
+        NAME_LIMIT_IN_CHARS,
+        /** release() and extend() refuse to run on a thread other than the one that acquired. */
+        RELEASE_ON_ACQUIRING_THREAD_ONLY,
+        /** acquire and tryAcquire wait twice their wait time. */
+        WAITS_TWICE_THE_WAIT_TIME,
+        /** A zero wait time is taken as "the default wait", one second. */
+        ZERO_WAIT_WAITS,
+        /** A waiter that is interrupted clears the flag and goes on waiting. */
+        IGNORES_INTERRUPTS,
+        /** A waiter that is interrupted stops, but clears its interrupt flag. */
+        INTERRUPT_FLAG_CLEARED,
+        /** close() forgets its leases without releasing them: their locks stay until their lease time. */
+        CLOSE_LEAVES_LOCKS,
+        /** close() frees the locks, but its leases still say they are valid and lost() never completes. */
+        CLOSE_LEAVES_LEASES_VALID,
+        /** close() releases the leases but a closed provider still grants new ones. */
+        CLOSED_PROVIDER_GRANTS,
+        /** release() checks the owner in one request and deletes the key in a second one. */
+        TWO_STEP_RELEASE,
+        /** A waiter subscribes to release signals only when it first waits, after its first attempt. */
+        WATCH_SUBSCRIBES_LATE,
+        /** A failed attempt with an unknown outcome is not abandoned: its lock stays until its lease time. */
+        ABANDON_NOTHING,
+        /** Validity is counted from the reply: the backend adds the call's duration to the grant. */
+        VALIDITY_FROM_REPLY,
+        /** Auto-renewal stops after the first renewal that fails. */
+        RENEWAL_GIVES_UP_AFTER_ONE_ERROR,
+        /** Auto-renewal renews when nine tenths of the lease have passed. */
+        RENEWS_TOO_LATE,
+        /** Owner tokens come from a counter. */
+        PREDICTABLE_TOKENS
     }
 
     private BrokenProviders() {}
@@ -44,10 +102,50 @@ final class BrokenProviders {
     static LockProvider open(Mutation mutation, InMemoryLockStore store) {
         LockRuntime runtime = LockRuntime.builder().clock(store.clock()).build();
         return switch (mutation) {
-            case RELEASE_WITHOUT_OWNER_CHECK, NO_EXPIRY, REPEATING_FENCES, VALIDITY_LONGER_THAN_GRANTED ->
+            case RELEASE_WITHOUT_OWNER_CHECK,
+                    NO_EXPIRY,
+                    REPEATING_FENCES,
+                    VALIDITY_LONGER_THAN_GRANTED,
+                    NAME_PREFIX_ONLY,
+                    NAME_HASHED_32,
+                    NAME_ACCENTS_FOLDED,
+                    NAME_CASE_FOLDED,
+                    NAME_NORMALIZED,
+                    NAME_TRIMMED,
+                    TWO_STEP_RELEASE,
+                    WATCH_SUBSCRIBES_LATE,
+                    ABANDON_NOTHING,
+                    VALIDITY_FROM_REPLY ->
                 new BackendLockProvider<>(new BrokenBackend(mutation, new InMemoryLockBackend(store)), runtime);
-            case FAIL_OPEN_WHEN_DOWN, LOST_NEVER_COMPLETES, EXTEND_IGNORES_OWNERSHIP ->
-                new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
+            case FAIL_OPEN_WHEN_DOWN,
+                    LOST_NEVER_COMPLETES,
+                    EXTEND_IGNORES_OWNERSHIP,
+                    NAME_LIMIT_IN_CHARS,
+                    RELEASE_ON_ACQUIRING_THREAD_ONLY,
+                    WAITS_TWICE_THE_WAIT_TIME,
+                    ZERO_WAIT_WAITS,
+                    IGNORES_INTERRUPTS,
+                    INTERRUPT_FLAG_CLEARED,
+                    CLOSE_LEAVES_LOCKS,
+                    CLOSE_LEAVES_LEASES_VALID,
+                    CLOSED_PROVIDER_GRANTS,
+                    RENEWAL_GIVES_UP_AFTER_ONE_ERROR,
+                    RENEWS_TOO_LATE,
+                    PREDICTABLE_TOKENS -> new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
+        };
+    }
+
+    /** The key a broken backend uses for {@code name}. */
+    private static String key(Mutation mutation, String name) {
+        return switch (mutation) {
+            case NAME_PREFIX_ONLY -> name.substring(0, Math.min(name.length(), 100));
+            case NAME_HASHED_32 -> "h" + Integer.toHexString(name.hashCode());
+            case NAME_ACCENTS_FOLDED ->
+                Normalizer.normalize(name, Normalizer.Form.NFD).replaceAll("\\p{M}", "");
+            case NAME_CASE_FOLDED -> name.toLowerCase(Locale.ROOT);
+            case NAME_NORMALIZED -> Normalizer.normalize(name, Normalizer.Form.NFKC);
+            case NAME_TRIMMED -> name.strip();
+            default -> name;
         };
     }
 
@@ -68,8 +166,9 @@ final class BrokenProviders {
 
         @Override
         public Attempt<InMemoryLockBackend.Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
-            Attempt<InMemoryLockBackend.Handle> attempt =
-                    delegate.tryLock(name, ownerToken, mutation == Mutation.NO_EXPIRY ? FOREVER : leaseTime);
+            long sent = System.nanoTime();
+            Attempt<InMemoryLockBackend.Handle> attempt = delegate.tryLock(
+                    key(mutation, name), ownerToken, mutation == Mutation.NO_EXPIRY ? FOREVER : leaseTime);
             if (!attempt.isGranted()) {
                 return attempt;
             }
@@ -79,6 +178,9 @@ final class BrokenProviders {
                 case REPEATING_FENCES -> Attempt.granted(Grant.of(grant.handle(), OptionalLong.of(1), leaseTime));
                 case VALIDITY_LONGER_THAN_GRANTED ->
                     Attempt.granted(Grant.of(grant.handle(), grant.fencingToken(), leaseTime.multipliedBy(3)));
+                case VALIDITY_FROM_REPLY ->
+                    Attempt.granted(Grant.of(
+                            grant.handle(), grant.fencingToken(), leaseTime.plusNanos(System.nanoTime() - sent)));
                 default -> attempt;
             };
         }
@@ -88,7 +190,12 @@ final class BrokenProviders {
             if (mutation == Mutation.NO_EXPIRY) {
                 return delegate.extend(handle, FOREVER).map(d -> leaseTime);
             }
-            return delegate.extend(handle, leaseTime);
+            long sent = System.nanoTime();
+            Optional<Duration> extended = delegate.extend(handle, leaseTime);
+            if (mutation == Mutation.VALIDITY_FROM_REPLY) {
+                return extended.map(d -> d.plusNanos(System.nanoTime() - sent));
+            }
+            return extended;
         }
 
         @Override
@@ -98,17 +205,31 @@ final class BrokenProviders {
                 delegate.store().forceRelease(handle.lock());
                 return held;
             }
+            if (mutation == Mutation.TWO_STEP_RELEASE) {
+                // GET, compare, then DEL: the key may have expired and been taken in between.
+                if (!delegate.store().isHeldBy(handle.lock(), handle.owner())) {
+                    return false;
+                }
+                delegate.store().forceRelease(handle.lock());
+                return true;
+            }
             return delegate.release(handle);
         }
 
         @Override
         public void abandon(String name, String ownerToken) {
-            delegate.abandon(name, ownerToken);
+            if (mutation != Mutation.ABANDON_NOTHING) {
+                delegate.abandon(key(mutation, name), ownerToken);
+            }
         }
 
         @Override
         public ReleaseWatch watch(String name) {
-            return delegate.watch(name);
+            String key = key(mutation, name);
+            if (mutation == Mutation.WATCH_SUBSCRIBES_LATE) {
+                return new LateWatch(() -> delegate.watch(key));
+            }
+            return delegate.watch(key);
         }
 
         @Override
@@ -122,9 +243,47 @@ final class BrokenProviders {
         }
     }
 
+    /** Subscribes on its first wait, not when created: a release before that wait is missed. */
+    private static final class LateWatch implements ReleaseWatch {
+        private final Supplier<ReleaseWatch> subscribe;
+        private @Nullable ReleaseWatch watch;
+
+        LateWatch(Supplier<ReleaseWatch> subscribe) {
+            this.subscribe = subscribe;
+        }
+
+        @Override
+        public boolean await(Duration timeout) throws InterruptedException {
+            ReleaseWatch w = watch;
+            if (w == null) {
+                long start = System.nanoTime();
+                w = subscribe.get();
+                watch = w;
+                timeout = timeout.minusNanos(System.nanoTime() - start);
+            }
+            return w.await(timeout.isNegative() ? Duration.ZERO : timeout);
+        }
+
+        @Override
+        public void close() {
+            ReleaseWatch w = watch;
+            if (w != null) {
+                w.close();
+            }
+        }
+    }
+
     private static final class BrokenProvider implements LockProvider {
+        private static final AtomicLong COUNTER = new AtomicLong();
         private final Mutation mutation;
         private final InMemoryLockProvider delegate;
+        private final Set<BrokenLease> leases = ConcurrentHashMap.newKeySet();
+        private final ScheduledExecutorService renewals = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "broken-renewal");
+            t.setDaemon(true);
+            return t;
+        });
+        private volatile boolean closed;
 
         BrokenProvider(Mutation mutation, InMemoryLockProvider delegate) {
             this.mutation = mutation;
@@ -134,7 +293,7 @@ final class BrokenProviders {
         @Override
         public Optional<Lease> tryAcquire(String name, LeaseOptions options) {
             try {
-                return delegate.tryAcquire(name, options).map(this::wrap);
+                return acquireWithin(name, options);
             } catch (BackendUnavailableException e) {
                 if (mutation == Mutation.FAIL_OPEN_WHEN_DOWN) {
                     return Optional.of(new PhantomLease(name, options.leaseTime()));
@@ -145,18 +304,64 @@ final class BrokenProviders {
 
         @Override
         public Lease acquire(String name, LeaseOptions options) {
-            try {
-                return wrap(delegate.acquire(name, options));
-            } catch (BackendUnavailableException e) {
-                if (mutation == Mutation.FAIL_OPEN_WHEN_DOWN) {
-                    return new PhantomLease(name, options.leaseTime());
-                }
-                throw e;
-            }
+            return tryAcquire(name, options)
+                    .orElseThrow(() ->
+                            new LockTimeoutException("lock '" + name + "' still held after " + options.waitTime()));
         }
 
-        private Lease wrap(Lease lease) {
-            return mutation == Mutation.FAIL_OPEN_WHEN_DOWN ? lease : new BrokenLease(mutation, lease);
+        private Optional<Lease> acquireWithin(String name, LeaseOptions options) {
+            if (closed && mutation != Mutation.CLOSED_PROVIDER_GRANTS) {
+                throw new IllegalStateException("closed");
+            }
+            String target = name;
+            if (mutation == Mutation.NAME_LIMIT_IN_CHARS && name.length() <= 256) {
+                target = cutToBytes(name, 256); // what a VARCHAR(256) counted in characters keeps
+            }
+            LeaseOptions forDelegate = options;
+            Duration wait = options.waitTime();
+            if (mutation == Mutation.WAITS_TWICE_THE_WAIT_TIME) {
+                forDelegate = forDelegate.withWaitTime(wait.multipliedBy(2));
+            } else if (mutation == Mutation.ZERO_WAIT_WAITS && wait.isZero()) {
+                forDelegate = forDelegate.withWaitTime(Duration.ofSeconds(1));
+            }
+            boolean selfRenewing = options.autoRenew()
+                    && (mutation == Mutation.RENEWAL_GIVES_UP_AFTER_ONE_ERROR || mutation == Mutation.RENEWS_TOO_LATE);
+            if (selfRenewing) {
+                forDelegate = LeaseOptions.of(options.leaseTime()).withWaitTime(forDelegate.waitTime());
+            }
+            Optional<Lease> got = interruptibly(target, forDelegate);
+            if (got.isEmpty() || mutation == Mutation.FAIL_OPEN_WHEN_DOWN) {
+                return got;
+            }
+            BrokenLease lease = new BrokenLease(mutation, got.get(), leases);
+            leases.add(lease);
+            if (selfRenewing) {
+                lease.renewEvery(renewals, options.leaseTime());
+            }
+            return Optional.of(lease);
+        }
+
+        private Optional<Lease> interruptibly(String name, LeaseOptions options) {
+            long deadline = System.nanoTime() + options.waitTime().toNanos();
+            while (true) {
+                try {
+                    return delegate.tryAcquire(name, options);
+                } catch (LockException e) {
+                    if (!(e.getCause() instanceof InterruptedException) || e instanceof BackendUnavailableException) {
+                        throw e;
+                    }
+                    if (mutation == Mutation.INTERRUPT_FLAG_CLEARED) {
+                        Thread.interrupted();
+                        throw e;
+                    }
+                    if (mutation != Mutation.IGNORES_INTERRUPTS) {
+                        throw e;
+                    }
+                    Thread.interrupted(); // "spurious": wait on
+                    long left = deadline - System.nanoTime();
+                    options = options.withWaitTime(Duration.ofNanos(Math.max(0, left)));
+                }
+            }
         }
 
         @Override
@@ -166,18 +371,82 @@ final class BrokenProviders {
 
         @Override
         public void close() {
-            delegate.close();
+            closed = true;
+            renewals.shutdownNow();
+            switch (mutation) {
+                case CLOSE_LEAVES_LOCKS -> List.copyOf(leases).forEach(BrokenLease::forget);
+                case CLOSE_LEAVES_LEASES_VALID -> delegate.close();
+                case CLOSED_PROVIDER_GRANTS -> List.copyOf(leases).forEach(BrokenLease::close);
+                default -> delegate.close();
+            }
         }
+    }
+
+    private static String cutToBytes(String name, int bytes) {
+        String cut = name;
+        while (cut.getBytes(StandardCharsets.UTF_8).length > bytes) {
+            cut = cut.substring(0, cut.length() - 1);
+        }
+        return cut;
     }
 
     private static final class BrokenLease implements Lease {
         private final Mutation mutation;
         private final Lease delegate;
-        private final CompletableFuture<LossReason> never = new CompletableFuture<>();
+        private final Set<BrokenLease> live;
+        private final Thread acquiredOn = Thread.currentThread();
+        private final CompletableFuture<LossReason> own = new CompletableFuture<>();
+        private final long ownDeadline;
+        private final String token;
+        private volatile boolean forgotten;
+        private volatile boolean releasedByUser;
 
-        BrokenLease(Mutation mutation, Lease delegate) {
+        BrokenLease(Mutation mutation, Lease delegate, Set<BrokenLease> live) {
             this.mutation = mutation;
             this.delegate = delegate;
+            this.live = live;
+            this.ownDeadline = System.nanoTime() + delegate.remaining().toNanos();
+            this.token = mutation == Mutation.PREDICTABLE_TOKENS
+                    ? String.format("%032x", BrokenProvider.COUNTER.incrementAndGet())
+                    : delegate.ownerToken();
+        }
+
+        /** The provider's own renewal, the way the mutation gets it wrong. */
+        void renewEvery(ScheduledExecutorService scheduler, Duration leaseTime) {
+            long delay = mutation == Mutation.RENEWS_TOO_LATE ? leaseTime.toNanos() * 9 / 10 : leaseTime.toNanos() / 3;
+            scheduler.schedule(
+                    () -> {
+                        try {
+                            if (delegate.extend(leaseTime)) {
+                                renewEvery(scheduler, leaseTime);
+                            }
+                        } catch (IllegalStateException released) {
+                            // released meanwhile
+                        } catch (RuntimeException e) {
+                            if (mutation != Mutation.RENEWAL_GIVES_UP_AFTER_ONE_ERROR) {
+                                renewEvery(scheduler, leaseTime);
+                            }
+                        }
+                    },
+                    delay,
+                    TimeUnit.NANOSECONDS);
+        }
+
+        /** Drops the lease from the provider without telling the backend (CLOSE_LEAVES_LOCKS). */
+        void forget() {
+            forgotten = true;
+            live.remove(this);
+            own.complete(LossReason.RELEASED);
+        }
+
+        private boolean ownView() {
+            return mutation == Mutation.CLOSE_LEAVES_LEASES_VALID || forgotten;
+        }
+
+        private void requireAcquiringThread() {
+            if (mutation == Mutation.RELEASE_ON_ACQUIRING_THREAD_ONLY && Thread.currentThread() != acquiredOn) {
+                throw new IllegalMonitorStateException("lease of '" + name() + "' is owned by " + acquiredOn);
+            }
         }
 
         @Override
@@ -187,7 +456,7 @@ final class BrokenProviders {
 
         @Override
         public String ownerToken() {
-            return delegate.ownerToken();
+            return token;
         }
 
         @Override
@@ -197,33 +466,50 @@ final class BrokenProviders {
 
         @Override
         public Duration remaining() {
+            if (ownView()) {
+                return isValid() ? Duration.ofNanos(ownDeadline - System.nanoTime()) : Duration.ZERO;
+            }
             return delegate.remaining();
         }
 
         @Override
         public boolean isValid() {
+            if (ownView()) {
+                return !forgotten && !releasedByUser && ownDeadline - System.nanoTime() > 0;
+            }
             return delegate.isValid();
         }
 
         @Override
         public boolean extend(Duration leaseTime) {
+            requireAcquiringThread();
             boolean extended = delegate.extend(leaseTime);
             return mutation == Mutation.EXTEND_IGNORES_OWNERSHIP || extended;
         }
 
         @Override
         public boolean release() {
+            requireAcquiringThread();
+            live.remove(this);
+            releasedByUser = true;
+            own.complete(LossReason.RELEASED);
             return delegate.release();
         }
 
         @Override
         public void close() {
+            live.remove(this);
+            releasedByUser = true;
+            own.complete(LossReason.RELEASED);
             delegate.close();
         }
 
         @Override
         public CompletionStage<LossReason> lost() {
-            return mutation == Mutation.LOST_NEVER_COMPLETES ? never : delegate.lost();
+            if (mutation == Mutation.LOST_NEVER_COMPLETES) {
+                return new CompletableFuture<>();
+            }
+            return ownView() ? own : delegate.lost();
         }
     }
 

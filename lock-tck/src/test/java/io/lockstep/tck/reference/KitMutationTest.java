@@ -2,20 +2,29 @@ package io.lockstep.tck.reference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedClass;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedMethod;
 
 import io.lockstep.tck.LockProviderCompatibilityKit;
+import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.platform.engine.DiscoverySelector;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.support.descriptor.ClassSource;
 import org.junit.platform.launcher.Launcher;
@@ -36,45 +45,140 @@ class KitMutationTest {
 
     static Stream<Arguments> mutants() {
         return Stream.of(
-                Arguments.of(MutantKits.ReleaseWithoutOwnerCheck.class, "Ownership", "Ownership"),
-                Arguments.of(MutantKits.NoExpiry.class, "Expiry", "Expiry"),
-                Arguments.of(MutantKits.RepeatingFences.class, "Fencing", "Fencing"),
-                Arguments.of(MutantKits.FailOpenWhenDown.class, "Partition", "Fault: client/server partition"),
-                Arguments.of(MutantKits.FailOpenWhenDown.class, "ServerKilled", "Fault: server killed and restarted"),
+                // Whole groups: the bug must show somewhere in the group that checks the promise.
+                Arguments.of(MutantKits.ReleaseWithoutOwnerCheck.class, "Ownership", "", "Ownership"),
+                Arguments.of(MutantKits.NoExpiry.class, "Expiry", "", "Expiry"),
+                Arguments.of(MutantKits.RepeatingFences.class, "Fencing", "", "Fencing"),
+                Arguments.of(MutantKits.FailOpenWhenDown.class, "Partition", "", "Fault: client/server partition"),
+                Arguments.of(
+                        MutantKits.FailOpenWhenDown.class, "ServerKilled", "", "Fault: server killed and restarted"),
                 Arguments.of(
                         MutantKits.FailOpenWhenDown.class,
                         "ContentionThroughAFault",
+                        "",
                         "Fault: contention through a fault"),
-                Arguments.of(MutantKits.LostNeverCompletes.class, "Loss", "Loss signal"),
-                Arguments.of(MutantKits.ExtendIgnoresOwnership.class, "Ownership", "Ownership"),
-                Arguments.of(MutantKits.ValidityLongerThanGranted.class, "Expiry", "Expiry"));
+                Arguments.of(MutantKits.LostNeverCompletes.class, "Loss", "", "Loss signal"),
+                Arguments.of(MutantKits.ExtendIgnoresOwnership.class, "Ownership", "staleExtendFails", "Ownership"),
+                Arguments.of(MutantKits.ValidityLongerThanGranted.class, "Expiry", "", "Expiry"),
+                // One check each: the test that names the promise must catch the bug on its own.
+                Arguments.of(MutantKits.NamePrefixOnly.class, "Names", "similarNamesAreDifferentLocks", "Lock names"),
+                Arguments.of(MutantKits.NameHashed32.class, "Names", "similarNamesAreDifferentLocks", "Lock names"),
+                Arguments.of(
+                        MutantKits.NameAccentsFolded.class, "Names", "similarNamesAreDifferentLocks", "Lock names"),
+                Arguments.of(MutantKits.NameCaseFolded.class, "Names", "similarNamesAreDifferentLocks", "Lock names"),
+                Arguments.of(MutantKits.NameNormalized.class, "Names", "similarNamesAreDifferentLocks", "Lock names"),
+                Arguments.of(MutantKits.NameTrimmed.class, "Names", "similarNamesAreDifferentLocks", "Lock names"),
+                Arguments.of(MutantKits.NameLimitInChars.class, "Names", "theLimitCountsUtf8Bytes", "Lock names"),
+                Arguments.of(
+                        MutantKits.ReleaseOnAcquiringThreadOnly.class,
+                        "Threads",
+                        "leaseWorksFromAnotherThread",
+                        "Leases across threads"),
+                Arguments.of(
+                        MutantKits.ReleaseOnAcquiringThreadOnly.class,
+                        "Threads",
+                        "leaseFromAnEndedThreadIsReleasedHere",
+                        "Leases across threads"),
+                Arguments.of(MutantKits.WaitsTwiceTheWaitTime.class, "Waiting", "acquireTimesOut", "Waiting"),
+                Arguments.of(
+                        MutantKits.WaitsTwiceTheWaitTime.class, "Waiting", "tryAcquireWaitsThenGivesUp", "Waiting"),
+                Arguments.of(MutantKits.ZeroWaitWaits.class, "Waiting", "zeroWaitTriesOnce", "Waiting"),
+                Arguments.of(
+                        MutantKits.IgnoresInterrupts.class, "Waiting", "interruptedWaiterStopsPromptly", "Waiting"),
+                Arguments.of(
+                        MutantKits.InterruptFlagCleared.class, "Waiting", "interruptedWaiterStopsPromptly", "Waiting"),
+                Arguments.of(
+                        MutantKits.WatchSubscribesLate.class,
+                        "Waiting",
+                        "releaseBeforeTheFirstWaitIsNotMissed",
+                        "Waiting"),
+                Arguments.of(
+                        MutantKits.CloseLeavesLocks.class,
+                        "Closing",
+                        "closeFreesTheLocksAtOnce",
+                        "Closing the provider"),
+                Arguments.of(
+                        MutantKits.CloseLeavesLeasesValid.class,
+                        "Closing",
+                        "closeEndsEveryLease",
+                        "Closing the provider"),
+                Arguments.of(
+                        MutantKits.ClosedProviderGrants.class,
+                        "Closing",
+                        "closedProviderRefusesAcquires",
+                        "Closing the provider"),
+                Arguments.of(MutantKits.TwoStepRelease.class, "Ownership", "releaseRacingExpiryIsAtomic", "Ownership"),
+                Arguments.of(
+                        MutantKits.PredictableTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),
+                Arguments.of(
+                        MutantKits.AbandonNothing.class, "RepliesLost", "lostReplyLeavesNoLock", "Fault: replies lost"),
+                Arguments.of(MutantKits.ValidityFromReply.class, "Expiry", "validityCountsFromTheRequest", "Expiry"),
+                Arguments.of(
+                        MutantKits.RenewalGivesUpAfterOneError.class,
+                        "Renewal",
+                        "autoRenewalSurvivesATransientFailure",
+                        "Renewal"),
+                Arguments.of(MutantKits.RenewsTooLate.class, "Renewal", "autoRenewalRenewsEarlyEnough", "Renewal"));
     }
 
-    @ParameterizedTest(name = "{0} fails \"{2}\"")
+    /** The reference's outcome per selection: the control runs once however many mutants share it. */
+    private static final Map<String, Outcome> CONTROLS = new ConcurrentHashMap<>();
+
+    @ParameterizedTest(name = "{0} fails \"{3}\" {2}")
     @MethodSource("mutants")
     @DisplayName("a broken provider fails the group that checks the promise it breaks; the reference passes it")
-    void theKitCatchesTheMutant(Class<?> mutant, String group, String displayName) throws ClassNotFoundException {
-        Outcome broken = run(mutant, group);
+    void theKitCatchesTheMutant(Class<?> mutant, String group, String method, String displayName)
+            throws ClassNotFoundException {
+        Outcome broken = run(mutant, group, method);
         assertThat(broken.failedGroups())
                 .as("groups failed by %s; failures: %s", mutant.getSimpleName(), broken.failures())
                 .contains(displayName);
 
-        Outcome control = run(MutantKits.Reference.class, group);
+        Outcome control = CONTROLS.get(group + "#" + method);
+        if (control == null) {
+            control = run(MutantKits.Reference.class, group, method);
+            CONTROLS.put(group + "#" + method, control);
+        }
         assertThat(control.failures())
-                .as("the reference provider in group %s", displayName)
+                .as("the reference provider in %s %s", displayName, method)
                 .isEmpty();
         assertThat(control.succeeded())
-                .as("tests the reference passed in %s", displayName)
+                .as("tests the reference passed in %s %s", displayName, method)
                 .isPositive();
+    }
+
+    @Test
+    @DisplayName("every mutation is launched against the kit at least once")
+    void everyMutationIsTried() {
+        Set<String> tried =
+                mutants().map(a -> ((Class<?>) a.get()[0]).getSimpleName()).collect(Collectors.toSet());
+        for (BrokenProviders.Mutation m : BrokenProviders.Mutation.values()) {
+            String name = Arrays.stream(m.name().toLowerCase(Locale.ROOT).split("_"))
+                    .map(p -> Character.toUpperCase(p.charAt(0)) + p.substring(1))
+                    .collect(Collectors.joining());
+            assertThat(tried).as("mutant kits launched").contains(name);
+        }
     }
 
     private record Outcome(Set<String> failedGroups, List<String> failures, int succeeded) {}
 
-    private static Outcome run(Class<?> kit, String group) throws ClassNotFoundException {
+    private static Outcome run(Class<?> kit, String group, String method) throws ClassNotFoundException {
         Class<?> nested = Class.forName(LockProviderCompatibilityKit.class.getName() + "$" + group);
-        LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
-                .selectors(selectNestedClass(List.of(kit), nested))
-                .build();
+        DiscoverySelector selector;
+        if (method.isEmpty()) {
+            selector = selectNestedClass(List.of(kit), nested);
+        } else {
+            Method target = Arrays.stream(nested.getDeclaredMethods())
+                    .filter(m -> m.getName().equals(method))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError("no method " + method + " in " + nested));
+            String parameters = Arrays.stream(target.getParameterTypes())
+                    .map(Class::getName)
+                    .collect(Collectors.joining(","));
+            selector = selectNestedMethod(List.of(kit), nested, method, parameters);
+        }
+        LauncherDiscoveryRequest request =
+                LauncherDiscoveryRequestBuilder.request().selectors(selector).build();
         Set<String> failedGroups = Collections.synchronizedSet(new LinkedHashSet<>());
         List<String> failures = Collections.synchronizedList(new ArrayList<>());
         int[] succeeded = {0};

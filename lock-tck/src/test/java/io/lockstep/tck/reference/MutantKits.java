@@ -14,16 +14,18 @@ final class MutantKits {
 
     private MutantKits() {}
 
-    /** The kit against the reference provider with {@link #mutation()} applied (none: the control). */
+    /** The kit against the reference provider with a mutation applied (none: the control). */
     abstract static class MutantKit extends LockProviderCompatibilityKit {
 
         private final InMemoryLockStore store = new InMemoryLockStore();
+        private final @Nullable Mutation mutation;
 
-        abstract @Nullable Mutation mutation();
+        MutantKit(@Nullable Mutation mutation) {
+            this.mutation = mutation;
+        }
 
         @Override
         protected LockProvider newProvider() {
-            Mutation mutation = mutation();
             return mutation == null ? new InMemoryLockProvider(store) : BrokenProviders.open(mutation, store);
         }
 
@@ -34,66 +36,182 @@ final class MutantKits {
     }
 
     static final class Reference extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return null;
+        Reference() {
+            super(null);
         }
     }
 
     static final class ReleaseWithoutOwnerCheck extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return Mutation.RELEASE_WITHOUT_OWNER_CHECK;
+        ReleaseWithoutOwnerCheck() {
+            super(Mutation.RELEASE_WITHOUT_OWNER_CHECK);
         }
     }
 
     static final class NoExpiry extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return Mutation.NO_EXPIRY;
+        NoExpiry() {
+            super(Mutation.NO_EXPIRY);
         }
     }
 
     static final class RepeatingFences extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return Mutation.REPEATING_FENCES;
+        RepeatingFences() {
+            super(Mutation.REPEATING_FENCES);
         }
     }
 
     static final class FailOpenWhenDown extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return Mutation.FAIL_OPEN_WHEN_DOWN;
+        FailOpenWhenDown() {
+            super(Mutation.FAIL_OPEN_WHEN_DOWN);
         }
     }
 
     static final class LostNeverCompletes extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return Mutation.LOST_NEVER_COMPLETES;
+        LostNeverCompletes() {
+            super(Mutation.LOST_NEVER_COMPLETES);
         }
     }
 
     static final class ExtendIgnoresOwnership extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return Mutation.EXTEND_IGNORES_OWNERSHIP;
+        ExtendIgnoresOwnership() {
+            super(Mutation.EXTEND_IGNORES_OWNERSHIP);
         }
     }
 
     static final class ValidityLongerThanGranted extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return Mutation.VALIDITY_LONGER_THAN_GRANTED;
+        ValidityLongerThanGranted() {
+            super(Mutation.VALIDITY_LONGER_THAN_GRANTED);
+        }
+    }
+
+    static final class NamePrefixOnly extends MutantKit {
+        NamePrefixOnly() {
+            super(Mutation.NAME_PREFIX_ONLY);
+        }
+    }
+
+    static final class NameHashed32 extends MutantKit {
+        NameHashed32() {
+            super(Mutation.NAME_HASHED_32);
+        }
+    }
+
+    static final class NameAccentsFolded extends MutantKit {
+        NameAccentsFolded() {
+            super(Mutation.NAME_ACCENTS_FOLDED);
+        }
+    }
+
+    static final class NameCaseFolded extends MutantKit {
+        NameCaseFolded() {
+            super(Mutation.NAME_CASE_FOLDED);
+        }
+    }
+
+    static final class NameNormalized extends MutantKit {
+        NameNormalized() {
+            super(Mutation.NAME_NORMALIZED);
+        }
+    }
+
+    static final class NameTrimmed extends MutantKit {
+        NameTrimmed() {
+            super(Mutation.NAME_TRIMMED);
+        }
+    }
+
+    static final class NameLimitInChars extends MutantKit {
+        NameLimitInChars() {
+            super(Mutation.NAME_LIMIT_IN_CHARS);
+        }
+    }
+
+    static final class ReleaseOnAcquiringThreadOnly extends MutantKit {
+        ReleaseOnAcquiringThreadOnly() {
+            super(Mutation.RELEASE_ON_ACQUIRING_THREAD_ONLY);
+        }
+    }
+
+    static final class WaitsTwiceTheWaitTime extends MutantKit {
+        WaitsTwiceTheWaitTime() {
+            super(Mutation.WAITS_TWICE_THE_WAIT_TIME);
+        }
+    }
+
+    static final class ZeroWaitWaits extends MutantKit {
+        ZeroWaitWaits() {
+            super(Mutation.ZERO_WAIT_WAITS);
+        }
+    }
+
+    static final class IgnoresInterrupts extends MutantKit {
+        IgnoresInterrupts() {
+            super(Mutation.IGNORES_INTERRUPTS);
+        }
+    }
+
+    static final class InterruptFlagCleared extends MutantKit {
+        InterruptFlagCleared() {
+            super(Mutation.INTERRUPT_FLAG_CLEARED);
+        }
+    }
+
+    static final class CloseLeavesLocks extends MutantKit {
+        CloseLeavesLocks() {
+            super(Mutation.CLOSE_LEAVES_LOCKS);
+        }
+    }
+
+    static final class CloseLeavesLeasesValid extends MutantKit {
+        CloseLeavesLeasesValid() {
+            super(Mutation.CLOSE_LEAVES_LEASES_VALID);
+        }
+    }
+
+    static final class ClosedProviderGrants extends MutantKit {
+        ClosedProviderGrants() {
+            super(Mutation.CLOSED_PROVIDER_GRANTS);
+        }
+    }
+
+    static final class TwoStepRelease extends MutantKit {
+        TwoStepRelease() {
+            super(Mutation.TWO_STEP_RELEASE);
+        }
+    }
+
+    static final class WatchSubscribesLate extends MutantKit {
+        WatchSubscribesLate() {
+            super(Mutation.WATCH_SUBSCRIBES_LATE);
+        }
+    }
+
+    static final class AbandonNothing extends MutantKit {
+        AbandonNothing() {
+            super(Mutation.ABANDON_NOTHING);
+        }
+    }
+
+    static final class ValidityFromReply extends MutantKit {
+        ValidityFromReply() {
+            super(Mutation.VALIDITY_FROM_REPLY);
+        }
+    }
+
+    static final class RenewalGivesUpAfterOneError extends MutantKit {
+        RenewalGivesUpAfterOneError() {
+            super(Mutation.RENEWAL_GIVES_UP_AFTER_ONE_ERROR);
+        }
+    }
+
+    static final class RenewsTooLate extends MutantKit {
+        RenewsTooLate() {
+            super(Mutation.RENEWS_TOO_LATE);
+        }
+    }
+
+    static final class PredictableTokens extends MutantKit {
+        PredictableTokens() {
+            super(Mutation.PREDICTABLE_TOKENS);
         }
     }
 }
