@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -66,6 +67,20 @@ class KitMutationTest {
         assertThat(control.succeeded())
                 .as("tests the reference passed in %s", displayName)
                 .isPositive();
+    }
+
+    @Test
+    @DisplayName(
+            "a provider that claims FAIR but serves the last waiter first fails \"Fairness\"; a fair queue passes it")
+    void theKitCatchesAFalseFairnessClaim() throws ClassNotFoundException {
+        Outcome broken = run(MutantKits.ClaimsFairServesLastFirst.class, "Fairness");
+        assertThat(broken.failedGroups())
+                .as("groups failed by the last-first provider; failures: %s", broken.failures())
+                .contains("Fairness");
+
+        Outcome control = run(MutantKits.FairReference.class, "Fairness");
+        assertThat(control.failures()).as("the fair queue in group Fairness").isEmpty();
+        assertThat(control.succeeded()).as("tests the fair queue passed").isPositive();
     }
 
     private record Outcome(Set<String> failedGroups, List<String> failures, int succeeded) {}
