@@ -144,7 +144,7 @@ public final class BackendLockProvider<H> implements LockProvider {
         boolean serverWait = waitNanos > 0 && backend.waitsOnServer();
         long maxServerWait = options.leaseTime().toNanos() / 2;
         runtime.metrics().acquireAttempted(info.name());
-        @Nullable ReleaseWatch watch = waitNanos > 0 && !serverWait ? backend.watch(name) : null;
+        @Nullable ReleaseWatch watch = waitNanos > 0 && !serverWait ? backend.watch(name, context.ownerToken()) : null;
         try {
             while (true) {
                 long sentAt = clock.nanoTime();

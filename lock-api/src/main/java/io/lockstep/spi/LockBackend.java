@@ -136,6 +136,18 @@ public interface LockBackend<H> extends AutoCloseable {
         return ReleaseWatch.polling();
     }
 
+    /**
+     * The watch of one waiter, {@code ownerToken}, on {@code name}; by default {@link #watch(String)}.
+     * A backend that queues waiters ({@link io.lockstep.Capability#FAIR}, such as etcd or ZooKeeper)
+     * overrides it: while this watch is open, {@link #tryLock} for {@code ownerToken} keeps the waiter's
+     * place in the queue between attempts and {@link ReleaseWatch#await} waits for its predecessor only;
+     * closing the watch without the lock having been granted withdraws the waiter from the queue at
+     * once. A {@code tryLock} without an open watch (a caller that does not wait) leaves nothing queued.
+     */
+    default ReleaseWatch watch(String name, String ownerToken) {
+        return watch(name);
+    }
+
     /** A short description of where the backend is (host and port, never a password), for messages. */
     String describe();
 

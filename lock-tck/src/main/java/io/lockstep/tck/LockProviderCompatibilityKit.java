@@ -727,6 +727,68 @@ public abstract class LockProviderCompatibilityKit {
     }
 
     @Nested
+    @DisplayName("Fairness")
+    class Fairness {
+        @Test
+        @DisplayName("waiters on several clients are granted the lock in the order they started waiting")
+        void waitersAreServedInTheOrderTheyCame() throws Exception {
+            assumeCapability(Capability.FAIR);
+            String name = lockName("fair");
+            Lease held = mustAcquire(provider, name, lease(longLease()));
+            int waiters = 4;
+            List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+            ExecutorService pool = Executors.newFixedThreadPool(waiters);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int i = 0; i < waiters; i++) {
+                    LockProvider client = anotherClient();
+                    int id = i;
+                    done.add(pool.submit(() -> {
+                        Lease lease = client.acquire(name, lease(longLease()).withWaitTime(timing.millis(30_000)));
+                        order.add(id);
+                        lease.release();
+                        return null;
+                    }));
+                    pause(timing.millis(300)); // this waiter has queued before the next one starts
+                }
+                assertThat(order).as("waiters that got a held lock").isEmpty();
+                held.release();
+                for (Future<?> f : done) {
+                    f.get(60, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(order).as("the order in which waiters 0..3 got the lock").containsExactly(0, 1, 2, 3);
+        }
+
+        @Test
+        @DisplayName("a waiter that gives up leaves the queue at once: the one behind it is not held up")
+        void aWaiterThatGivesUpLeavesTheQueue() throws Exception {
+            assumeCapability(Capability.FAIR);
+            String name = lockName("fair-give-up");
+            Lease held = mustAcquire(provider, name, lease(longLease()));
+            LockProvider quitter = anotherClient();
+            LockProvider patient = anotherClient();
+            CompletableFuture<Optional<Lease>> gaveUp = CompletableFuture.supplyAsync(
+                    () -> quitter.tryAcquire(name, lease(longLease()).withWaitTime(timing.millis(600))));
+            pause(timing.millis(200)); // the quitter queues first
+            CompletableFuture<Lease> behind = CompletableFuture.supplyAsync(
+                    () -> track(patient.acquire(name, lease(longLease()).withWaitTime(timing.millis(20_000)))));
+            assertThat(gaveUp.get(30, TimeUnit.SECONDS))
+                    .as("the quitter's wait")
+                    .isEmpty();
+            long releasedAt = System.nanoTime();
+            held.release();
+            Lease next = behind.get(30, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(System.nanoTime() - releasedAt))
+                    .as("time from release until the waiter behind the quitter got the lock")
+                    .isLessThanOrEqualTo(margin().plus(timing.millis(500)));
+            assertThat(next.isValid()).isTrue();
+        }
+    }
+
+    @Nested
     @DisplayName("Loss signal")
     class Loss {
         @Test

@@ -160,6 +160,20 @@ class KitMutationTest {
         }
     }
 
+    @Test
+    @DisplayName(
+            "a provider that claims FAIR but serves the last waiter first fails \"Fairness\"; a fair queue passes it")
+    void theKitCatchesAFalseFairnessClaim() throws ClassNotFoundException {
+        Outcome broken = run(MutantKits.ClaimsFairServesLastFirst.class, "Fairness", "");
+        assertThat(broken.failedGroups())
+                .as("groups failed by the last-first provider; failures: %s", broken.failures())
+                .contains("Fairness");
+
+        Outcome control = run(MutantKits.FairReference.class, "Fairness", "");
+        assertThat(control.failures()).as("the fair queue in group Fairness").isEmpty();
+        assertThat(control.succeeded()).as("tests the fair queue passed").isPositive();
+    }
+
     private record Outcome(Set<String> failedGroups, List<String> failures, int succeeded) {}
 
     private static Outcome run(Class<?> kit, String group, String method) throws ClassNotFoundException {

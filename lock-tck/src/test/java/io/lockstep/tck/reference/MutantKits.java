@@ -1,6 +1,8 @@
 package io.lockstep.tck.reference;
 
 import io.lockstep.LockProvider;
+import io.lockstep.LockRuntime;
+import io.lockstep.spi.BackendLockProvider;
 import io.lockstep.tck.LockProviderCompatibilityKit;
 import io.lockstep.tck.faults.BackendFaults;
 import io.lockstep.tck.reference.BrokenProviders.Mutation;
@@ -32,6 +34,13 @@ final class MutantKits {
         @Override
         protected BackendFaults faults() {
             return store.faults();
+        }
+
+        /** A provider on this kit's store whose backend queues waiters, first-come or last-come first. */
+        final LockProvider fairQueue(boolean lastFirst) {
+            return new BackendLockProvider<>(
+                    new FairQueueBackend(new InMemoryLockBackend(store), lastFirst),
+                    LockRuntime.builder().clock(store.clock()).build());
         }
     }
 
@@ -212,6 +221,34 @@ final class MutantKits {
     static final class PredictableTokens extends MutantKit {
         PredictableTokens() {
             super(Mutation.PREDICTABLE_TOKENS);
+        }
+    }
+
+    /** The reference with a shared queue of waiters, claiming FAIR truthfully: the control for "Fairness". */
+    static final class FairReference extends MutantKit {
+        @Override
+        @Nullable
+        Mutation mutation() {
+            return null;
+        }
+
+        @Override
+        protected LockProvider newProvider() {
+            return fairQueue(false);
+        }
+    }
+
+    /** Claims FAIR but hands a free lock to the waiter that came last. */
+    static final class ClaimsFairServesLastFirst extends MutantKit {
+        @Override
+        @Nullable
+        Mutation mutation() {
+            return null;
+        }
+
+        @Override
+        protected LockProvider newProvider() {
+            return fairQueue(true);
         }
     }
 }

@@ -1,0 +1,708 @@
+package io.lockstep.etcd.internal;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.Capability;
+import io.lockstep.LockRuntime;
+import io.lockstep.LossReason;
+import io.lockstep.ProviderInfo;
+import io.lockstep.StrengthTier;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Grant;
+import io.lockstep.spi.LockBackend;
+import io.lockstep.spi.ReleaseWatch;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Locks on etcd the way etcd's own concurrency mutex takes them: each contender puts a key under the
+ * lock's prefix, bound to an etcd lease of its provider (a session); keys are ordered by create
+ * revision; the lowest holds the lock and its create revision is the fencing token; a waiter watches
+ * only the deletion of the key just before its own.
+ *
+ * <p>Sessions: one etcd lease per provider and lease-time class, with a TTL of 1.5 × the lease time in
+ * whole seconds, kept alive by one keep-alive per session every TTL/4 on the runtime's scheduler (the
+ * round trip is asynchronous). A grant's validity is tracked client-side: exactly the lease time asked,
+ * capped by what the session is known to last; when a grant's validity runs out without renewal, its key
+ * is deleted, so the lock frees at its lease time while the holder lives, and at the session's TTL when
+ * the holder died or was cut off.
+ */
+public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdBackend.class);
+
+    private static final ProviderInfo INFO = new ProviderInfo(
+            "etcd",
+            StrengthTier.CONSENSUS,
+            EnumSet.of(
+                    Capability.FENCING,
+                    Capability.LEASE_EXPIRY,
+                    Capability.EXTEND,
+                    Capability.NOTIFIED_WAIT,
+                    Capability.FAIR));
+
+    private static final GetOption FIRST = GetOption.builder()
+            .isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .withLimit(1)
+            .build();
+
+    private static final long JANITOR_PERIOD_MILLIS = 250;
+
+    /** What names a grant: the lock, its queue key, the key's create revision (the fence) and the owner. */
+    public record Handle(String name, ByteSequence key, long revision, String ownerToken) {}
+
+    private final Client client;
+    private final boolean ownsClient;
+    private final KV kv;
+    private final EtcdKeys keys;
+    private final String where;
+    private final Duration timeout;
+    private final LockRuntime runtime;
+
+    private final Object sessionLock = new Object();
+    private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
+    private final Map<ByteSequence, Held> held = new ConcurrentHashMap<>();
+    private final Map<String, Waiter> waiters = new ConcurrentHashMap<>();
+    private final Map<ByteSequence, Boolean> orphanKeys = new ConcurrentHashMap<>();
+    private final Map<Long, Boolean> orphanLeases = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final ScheduledFuture<?> janitor;
+    private volatile long serverMinTtl;
+
+    /**
+     * @param client the jetcd client; closed with the backend if {@code ownsClient}
+     * @param keyPrefix validated prefix of every key
+     * @param where the endpoints, for messages (never a password)
+     * @param timeout the longest any one round trip may take
+     */
+    public EtcdBackend(
+            Client client, boolean ownsClient, String keyPrefix, String where, Duration timeout, LockRuntime runtime) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.kv = client.getKVClient();
+        this.keys = new EtcdKeys(keyPrefix);
+        this.where = where;
+        this.timeout = timeout;
+        this.runtime = runtime;
+        this.janitor = runtime.scheduler()
+                .scheduleWithFixedDelay(
+                        this::cleanUpOrphans, JANITOR_PERIOD_MILLIS, JANITOR_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public ProviderInfo info() {
+        return INFO;
+    }
+
+    @Override
+    public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        return tryLock(name, ownerToken, leaseTime, true);
+    }
+
+    private Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime, boolean mayRetry) {
+        Session session = sessionFor(leaseTime);
+        ByteSequence key = keys.key(name, ownerToken);
+        ByteSequence prefix = keys.lockPrefix(name);
+        long sentAt = now();
+        TxnResponse reply = await(
+                kv.txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                        .Then(
+                                Op.put(
+                                        key,
+                                        value(ownerToken),
+                                        PutOption.builder()
+                                                .withLeaseId(session.leaseId)
+                                                .build()),
+                                Op.get(prefix, FIRST))
+                        .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST))
+                        .commit(),
+                "acquiring lock '" + name + "'");
+        long revision;
+        List<KeyValue> first;
+        Session mine = session;
+        if (reply.isSucceeded()) {
+            revision = reply.getHeader().getRevision();
+            first = reply.getGetResponses().get(0).getKvs();
+        } else {
+            // Our key is already queued (a waiter's next attempt, or a retry after a lost reply).
+            KeyValue own = reply.getGetResponses().get(0).getKvs().get(0);
+            revision = own.getCreateRevision();
+            first = reply.getGetResponses().get(1).getKvs();
+            Session bound = sessionByLease(own.getLease());
+            if (bound == null) {
+                // Queued on a session that has since ended here: its validity cannot be vouched for.
+                deleteNow(key);
+                if (!mayRetry) {
+                    throw new BackendUnavailableException(
+                            "acquiring lock '" + name + "' failed: the session of its queue entry on etcd at " + where
+                                    + " ended",
+                            null,
+                            true);
+                }
+                return tryLock(name, ownerToken, leaseTime, false);
+            }
+            mine = bound;
+        }
+        Waiter waiter = waiters.get(ownerToken);
+        if (!first.isEmpty() && first.get(0).getKey().equals(key)) {
+            // The key exists at this revision, so its session lease was alive when etcd answered: the
+            // check etcd 3.4's lock service lacked after waiting (etcd#11456).
+            long validityNanos = Math.min(leaseTime.toNanos(), mine.deadline - sentAt);
+            if (validityNanos <= 0) {
+                throw new BackendUnavailableException(
+                        "acquiring lock '" + name + "' failed: the session on etcd at " + where
+                                + " could not be kept alive",
+                        null,
+                        true);
+            }
+            Handle handle = new Handle(name, key, revision, ownerToken);
+            Held h = new Held(handle, mine, sentAt + validityNanos);
+            held.put(key, h);
+            if (mine.lost.isDone()) {
+                held.remove(key, h);
+                throw new BackendUnavailableException(
+                        "acquiring lock '" + name + "' failed: its session on etcd at " + where + " ended", null, true);
+            }
+            scheduleExpiry(h);
+            if (waiter != null) {
+                waiter.granted = true;
+                waiter.stopWatching();
+            }
+            return Attempt.granted(
+                    new Grant<>(handle, OptionalLong.of(revision), Duration.ofNanos(validityNanos), h.loss));
+        }
+        if (waiter == null) {
+            // A caller that does not wait leaves nothing queued.
+            deleteNow(key);
+            return Attempt.busy(Duration.ZERO);
+        }
+        GetResponse before = await(
+                kv.get(
+                        prefix,
+                        GetOption.builder()
+                                .isPrefix(true)
+                                .withMaxCreateRevision(revision - 1)
+                                .withSortField(GetOption.SortTarget.CREATE)
+                                .withSortOrder(GetOption.SortOrder.DESCEND)
+                                .withLimit(1)
+                                .build()),
+                "looking up the waiter before '" + name + "'");
+        if (before.getKvs().isEmpty()) {
+            waiter.signal(); // the keys before ours are gone already: look again at once
+        } else {
+            waiter.watch(before.getKvs().get(0).getKey(), before.getHeader().getRevision() + 1);
+        }
+        return Attempt.busy(Duration.ofSeconds(1));
+    }
+
+    @Override
+    public Optional<Duration> extend(Handle handle, Duration leaseTime) {
+        Held h = held.get(handle.key());
+        if (h == null) {
+            return Optional.empty();
+        }
+        Session session = sessionFor(leaseTime);
+        long sentAt = now();
+        Cmp same = new Cmp(handle.key(), Cmp.Op.EQUAL, CmpTarget.createRevision(handle.revision()));
+        TxnResponse reply;
+        if (session == h.session) {
+            // Still our key on a live session: a read-only check, no write.
+            reply = await(kv.txn().If(same).commit(), "extending lock '" + handle.name() + "'");
+        } else {
+            // Another lease-time class: move the key to that session; its create revision (the fence) stays.
+            reply = await(
+                    kv.txn()
+                            .If(same)
+                            .Then(Op.put(
+                                    handle.key(),
+                                    value(handle.ownerToken()),
+                                    PutOption.builder()
+                                            .withLeaseId(session.leaseId)
+                                            .build()))
+                            .commit(),
+                    "extending lock '" + handle.name() + "'");
+        }
+        if (!reply.isSucceeded()) {
+            forget(h);
+            return Optional.empty();
+        }
+        h.session = session;
+        long validityNanos = Math.min(leaseTime.toNanos(), session.deadline - sentAt);
+        if (validityNanos <= 0 || session.lost.isDone()) {
+            throw new BackendUnavailableException(
+                    "extending lock '" + handle.name() + "' failed: the session on etcd at " + where
+                            + " could not be kept alive",
+                    null,
+                    true);
+        }
+        h.validUntil = sentAt + validityNanos;
+        scheduleExpiry(h);
+        return Optional.of(Duration.ofNanos(validityNanos));
+    }
+
+    @Override
+    public boolean release(Handle handle) {
+        Held h = held.get(handle.key());
+        if (h != null) {
+            forget(h);
+        }
+        TxnResponse reply = await(
+                kv.txn()
+                        .If(new Cmp(handle.key(), Cmp.Op.EQUAL, CmpTarget.createRevision(handle.revision())))
+                        .Then(Op.delete(handle.key(), DeleteOption.DEFAULT))
+                        .commit(),
+                "releasing lock '" + handle.name() + "'");
+        return reply.isSucceeded();
+    }
+
+    @Override
+    public void abandon(String name, String ownerToken) {
+        ByteSequence key = keys.key(name, ownerToken);
+        Held h = held.get(key);
+        if (h != null) {
+            forget(h);
+        }
+        try {
+            deleteNow(key);
+        } catch (RuntimeException e) {
+            log.debug("Could not remove lock '{}' on etcd at {} now; retrying in the background: {}", name, where, e);
+            orphanKeys.put(key, Boolean.TRUE);
+        }
+    }
+
+    @Override
+    public ReleaseWatch watch(String name, String ownerToken) {
+        Waiter waiter = new Waiter(name, ownerToken);
+        waiters.put(ownerToken, waiter);
+        return waiter;
+    }
+
+    @Override
+    public String describe() {
+        return "etcd at " + where;
+    }
+
+    /** The ids of this backend's live session leases (for operations and fault tests). */
+    public List<Long> sessionLeaseIds() {
+        List<Long> ids = new ArrayList<>();
+        for (Session s : sessions.values()) {
+            ids.add(s.leaseId);
+        }
+        return ids;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        janitor.cancel(false);
+        for (Waiter w : List.copyOf(waiters.values())) {
+            w.close();
+        }
+        List<CompletableFuture<?>> revokes = new ArrayList<>();
+        for (Session s : List.copyOf(sessions.values())) {
+            s.end(LossReason.CONNECTION_LOST);
+            revokes.add(client.getLeaseClient().revoke(s.leaseId));
+        }
+        try {
+            await(CompletableFuture.allOf(revokes.toArray(CompletableFuture[]::new)), "closing sessions");
+        } catch (RuntimeException e) {
+            log.debug("Could not revoke the sessions on etcd at {}; they end by their TTL: {}", where, e.toString());
+        }
+        if (ownsClient) {
+            client.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ sessions
+
+    /** The TTL in whole seconds of the session for locks of {@code leaseTime}: 1.5 × it, rounded up. */
+    static long ttlSeconds(Duration leaseTime) {
+        long millis = leaseTime.toMillis();
+        return Math.max(1, (millis * 3 + 1999) / 2000);
+    }
+
+    private Session sessionFor(Duration leaseTime) {
+        long ttl = ttlSeconds(leaseTime);
+        if (closed.get()) {
+            throw new IllegalStateException("the etcd backend at " + where + " is closed");
+        }
+        long min = serverMinTtl;
+        if (ttl < min) {
+            throw tooShort(leaseTime, ttl, min);
+        }
+        Session s = sessions.get(ttl);
+        if (s != null && !s.lost.isDone()) {
+            return s;
+        }
+        synchronized (sessionLock) {
+            s = sessions.get(ttl);
+            if (s != null && !s.lost.isDone()) {
+                return s;
+            }
+            long sentAt = now();
+            LeaseGrantResponse granted =
+                    await(client.getLeaseClient().grant(ttl), "granting a session lease of " + ttl + " s");
+            if (granted.getTTL() != ttl) {
+                client.getLeaseClient().revoke(granted.getID());
+                serverMinTtl = Math.max(serverMinTtl, granted.getTTL());
+                throw tooShort(leaseTime, ttl, granted.getTTL());
+            }
+            Session created = new Session(ttl, granted.getID(), sentAt + TimeUnit.SECONDS.toNanos(ttl));
+            sessions.put(ttl, created);
+            created.scheduleKeepAlive(created.period());
+            return created;
+        }
+    }
+
+    private IllegalArgumentException tooShort(Duration leaseTime, long ttl, long serverTtl) {
+        Duration least = Duration.ofMillis(serverTtl * 2000 / 3);
+        return new IllegalArgumentException("leaseTime " + leaseTime + " is too short for etcd at " + where
+                + ": its locks live on an etcd lease of 1.5 x leaseTime in whole seconds (" + ttl
+                + " s here), and this server grants leases of at least " + serverTtl
+                + " s (1.5 x its election timeout); use a leaseTime of at least " + least);
+    }
+
+    private @Nullable Session sessionByLease(long leaseId) {
+        for (Session s : sessions.values()) {
+            if (s.leaseId == leaseId && !s.lost.isDone()) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /** One etcd lease shared by every lock of one lease-time class, kept alive while the backend lives. */
+    private final class Session {
+        final long ttlSeconds;
+        final long leaseId;
+        final CompletableFuture<LossReason> lost = new CompletableFuture<>();
+        /** The monotonic time until which etcd keeps the lease even if no keep-alive arrives from now on. */
+        volatile long deadline;
+
+        Session(long ttlSeconds, long leaseId, long deadline) {
+            this.ttlSeconds = ttlSeconds;
+            this.leaseId = leaseId;
+            this.deadline = deadline;
+        }
+
+        long period() {
+            return TimeUnit.SECONDS.toNanos(ttlSeconds) / 4;
+        }
+
+        void scheduleKeepAlive(long delayNanos) {
+            if (lost.isDone() || closed.get()) {
+                return;
+            }
+            try {
+                runtime.scheduler().schedule(this::keepAlive, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) {
+                end(LossReason.RENEWAL_FAILED);
+            }
+        }
+
+        private void keepAlive() {
+            if (lost.isDone() || closed.get()) {
+                return;
+            }
+            long sentAt = now();
+            CompletableFuture<LeaseKeepAliveResponse> reply;
+            try {
+                reply = client.getLeaseClient().keepAliveOnce(leaseId);
+            } catch (RuntimeException e) {
+                afterFailure(e);
+                return;
+            }
+            reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
+                if (e == null && r.getTTL() > 0) {
+                    deadline = Math.max(deadline, sentAt + TimeUnit.SECONDS.toNanos(r.getTTL()));
+                    scheduleKeepAlive(period());
+                } else if (e == null || EtcdErrors.isLeaseNotFound(e)) {
+                    log.warn("The session lease {} on etcd at {} is gone (expired or revoked)", leaseId, where);
+                    end(LossReason.SESSION_EXPIRED);
+                } else {
+                    afterFailure(e);
+                }
+            });
+        }
+
+        /** One keep-alive outside the schedule, to learn at once whether etcd still has the lease. */
+        void probe() {
+            client.getLeaseClient()
+                    .keepAliveOnce(leaseId)
+                    .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                    .whenComplete((r, e) -> {
+                        if ((e == null && r.getTTL() <= 0) || (e != null && EtcdErrors.isLeaseNotFound(e))) {
+                            end(LossReason.SESSION_EXPIRED);
+                        }
+                    });
+        }
+
+        private void afterFailure(Throwable e) {
+            long left = deadline - now();
+            if (left <= 0) {
+                log.warn(
+                        "Keeping the session lease {} on etcd at {} alive failed until it ran out: {}",
+                        leaseId,
+                        where,
+                        e);
+                end(LossReason.SESSION_EXPIRED);
+                orphanLeases.put(leaseId, Boolean.TRUE); // if etcd still has it, end it as soon as it answers
+            } else {
+                scheduleKeepAlive(Math.max(TimeUnit.MILLISECONDS.toNanos(20), Math.min(period(), left / 4)));
+            }
+        }
+
+        /** Ends the session here: every lock held through it is lost. */
+        void end(LossReason reason) {
+            if (!lost.complete(reason)) {
+                return;
+            }
+            sessions.remove(ttlSeconds, this);
+            for (Held h : List.copyOf(held.values())) {
+                if (h.session == this) {
+                    forget(h);
+                    h.lose(reason);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ held locks
+
+    /** A granted lock, its session and its validity as the client tracks it. */
+    private final class Held {
+        final Handle handle;
+        final CompletableFuture<LossReason> loss = new CompletableFuture<>();
+        volatile Session session;
+        volatile long validUntil;
+        volatile @Nullable ScheduledFuture<?> expiry;
+
+        Held(Handle handle, Session session, long validUntil) {
+            this.handle = handle;
+            this.session = session;
+            this.validUntil = validUntil;
+        }
+
+        void lose(LossReason reason) {
+            // Loss callbacks are user code: never on the scheduler or on jetcd's threads.
+            try {
+                runtime.renewalExecutor().execute(() -> loss.complete(reason));
+            } catch (RejectedExecutionException e) {
+                loss.complete(reason);
+            }
+        }
+    }
+
+    private void scheduleExpiry(Held h) {
+        ScheduledFuture<?> previous = h.expiry;
+        try {
+            h.expiry = runtime.scheduler().schedule(() -> expire(h), h.validUntil - now(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            h.expiry = null;
+        }
+        if (previous != null) {
+            previous.cancel(false);
+        }
+    }
+
+    /** At the end of a grant's validity without renewal: free the lock on etcd (asynchronously). */
+    private void expire(Held h) {
+        long left = h.validUntil - now();
+        if (held.get(h.handle.key()) != h) {
+            return;
+        }
+        if (left > 0) {
+            scheduleExpiry(h);
+            return;
+        }
+        forget(h);
+        ByteSequence key = h.handle.key();
+        kv.txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(h.handle.revision())))
+                .Then(Op.delete(key, DeleteOption.DEFAULT))
+                .commit()
+                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .whenComplete((r, e) -> {
+                    if (e != null) {
+                        orphanKeys.put(key, Boolean.TRUE);
+                    }
+                });
+    }
+
+    private void forget(Held h) {
+        held.remove(h.handle.key(), h);
+        ScheduledFuture<?> expiry = h.expiry;
+        if (expiry != null) {
+            expiry.cancel(false);
+        }
+    }
+
+    /** Keys and leases that could not be removed when they should have been; retried until etcd answers. */
+    private void cleanUpOrphans() {
+        for (ByteSequence key : List.copyOf(orphanKeys.keySet())) {
+            kv.delete(key).orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
+                if (e == null) {
+                    orphanKeys.remove(key);
+                }
+            });
+        }
+        for (Long lease : List.copyOf(orphanLeases.keySet())) {
+            client.getLeaseClient()
+                    .revoke(lease)
+                    .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                    .whenComplete((r, e) -> {
+                        if (e == null || EtcdErrors.isLeaseNotFound(e)) {
+                            orphanLeases.remove(lease);
+                        }
+                    });
+        }
+    }
+
+    // ------------------------------------------------------------------ waiters
+
+    /** One waiter's place in the queue: it watches the deletion of the key just before its own. */
+    private final class Waiter implements ReleaseWatch {
+        final String name;
+        final String ownerToken;
+        final Semaphore signals = new Semaphore(0);
+        volatile boolean granted;
+        private Watch.@Nullable Watcher watcher;
+        private @Nullable ByteSequence watching;
+
+        Waiter(String name, String ownerToken) {
+            this.name = name;
+            this.ownerToken = ownerToken;
+        }
+
+        synchronized void watch(ByteSequence predecessor, long fromRevision) {
+            if (predecessor.equals(watching) && watcher != null) {
+                return;
+            }
+            stopWatching();
+            watching = predecessor;
+            watcher = client.getWatchClient()
+                    .watch(
+                            predecessor,
+                            WatchOption.builder()
+                                    .withRevision(fromRevision)
+                                    .withNoPut(true)
+                                    .build(),
+                            Watch.listener(
+                                    response -> {
+                                        for (WatchEvent event : response.getEvents()) {
+                                            if (event.getEventType() == WatchEvent.EventType.DELETE) {
+                                                signal();
+                                            }
+                                        }
+                                    },
+                                    error -> signal(),
+                                    this::signal));
+        }
+
+        synchronized void stopWatching() {
+            Watch.Watcher w = watcher;
+            watcher = null;
+            watching = null;
+            if (w != null) {
+                try {
+                    w.close();
+                } catch (RuntimeException e) {
+                    log.debug("Closing a watch on etcd at {} failed: {}", where, e.toString());
+                }
+            }
+        }
+
+        void signal() {
+            if (signals.availablePermits() == 0) {
+                signals.release();
+            }
+        }
+
+        @Override
+        public boolean await(Duration timeout) throws InterruptedException {
+            boolean signalled = signals.tryAcquire(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            if (signalled) {
+                signals.drainPermits();
+            }
+            return signalled;
+        }
+
+        @Override
+        public void close() {
+            waiters.remove(ownerToken, this);
+            stopWatching();
+            if (!granted) {
+                // A waiter that gives up leaves the queue at once, so it blocks nobody until its TTL.
+                abandon(name, ownerToken);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void deleteNow(ByteSequence key) {
+        await(kv.delete(key), "removing a queue entry");
+    }
+
+    private <T> T await(CompletableFuture<T> future, String what) {
+        try {
+            return EtcdErrors.await(future, timeout, where, what);
+        } catch (EtcdErrors.LeaseNotFound e) {
+            // A session lease ended under us: forget it here and let the caller retry on a new one.
+            for (Session s : List.copyOf(sessions.values())) {
+                checkSessionSoon(s);
+            }
+            throw new BackendUnavailableException(
+                    what + " failed: a session lease on etcd at " + where + " has ended", e, true);
+        }
+    }
+
+    private void checkSessionSoon(Session s) {
+        s.probe();
+    }
+
+    private static ByteSequence value(String ownerToken) {
+        return ByteSequence.from(ownerToken, StandardCharsets.UTF_8);
+    }
+
+    private long now() {
+        return runtime.clock().nanoTime();
+    }
+}
