@@ -226,10 +226,8 @@ final class MutantKits {
 
     /** The reference with a shared queue of waiters, claiming FAIR truthfully: the control for "Fairness". */
     static final class FairReference extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return null;
+        FairReference() {
+            super(null);
         }
 
         @Override
@@ -240,10 +238,8 @@ final class MutantKits {
 
     /** Claims FAIR but hands a free lock to the waiter that came last. */
     static final class ClaimsFairServesLastFirst extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return null;
+        ClaimsFairServesLastFirst() {
+            super(null);
         }
 
         @Override
