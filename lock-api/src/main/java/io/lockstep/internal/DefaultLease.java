@@ -195,7 +195,7 @@ public final class DefaultLease<H> implements Lease {
                 return !disposed && calls.call(() -> backend.release(grant.handle()));
             } finally {
                 runtime.metrics().released(providerName, Duration.ofNanos(now() - acquiredAt));
-                loss.fireOnCaller(LossReason.RELEASED);
+                loss.fire(LossReason.RELEASED);
                 finish();
             }
         } finally {

@@ -8,10 +8,9 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A lease's {@code lost()} stage, completed once. An end that Lockstep's own threads detect (the
- * scheduler, a renewal, a backend's event thread, a provider's close) completes it on the runtime's
- * callback executor, so user callbacks never run on a timing thread; an end the user causes with
- * {@code release()} completes it on the user's thread before that call returns.
+ * A lease's {@code lost()} stage: completed once, always on the runtime's callback executor, so that
+ * user callbacks never run on the thread that ended the lease (the scheduler, a renewal, a backend's
+ * event thread, a provider's close).
  */
 final class LossSignal {
 
@@ -32,13 +31,6 @@ final class LossSignal {
             callbacks.execute(() -> stage.complete(reason));
         } catch (RejectedExecutionException shutDown) {
             // The user shut the callback executor down: better their callbacks here than never.
-            stage.complete(reason);
-        }
-    }
-
-    /** Completes the stage with {@code reason} on the calling thread (a user's), unless fired before. */
-    void fireOnCaller(LossReason reason) {
-        if (fired.compareAndSet(false, true)) {
             stage.complete(reason);
         }
     }
