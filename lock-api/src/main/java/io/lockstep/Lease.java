@@ -68,6 +68,13 @@ public interface Lease extends AutoCloseable {
      * Completes once the lease ends, with why: renewal failed, the backend took it away, the session
      * expired, the validity ran out, or it was released. Completes at most once and never
      * exceptionally; the lock is never silently re-acquired after it completes.
+     *
+     * <p>For leases of providers built on {@link io.lockstep.spi.BackendLockProvider}, the stage
+     * completes on the runtime's {@link LockRuntime#callbackExecutor() callback executor}, so stages
+     * attached before the lease ends run there, never on Lockstep's scheduler or renewal threads, and
+     * never on the thread that ended the lease (after {@link #release()} it completes shortly after,
+     * not necessarily before {@code release()} returns). Callbacks should not block: one that does
+     * delays other leases' callbacks, though never a renewal or an expiry check.
      */
     CompletionStage<LossReason> lost();
 }

@@ -236,7 +236,7 @@ public final class LockRuntime {
         /**
          * Where user callbacks ({@link Lease#lost()} stages) run; the caller owns it. It must not be
          * the scheduler or the renewal executor. Default: a shared pool of {@value
-         * #DEFAULT_CALLBACK_THREADS} daemon threads.
+         * LockRuntime#DEFAULT_CALLBACK_THREADS} daemon threads.
          */
         public Builder callbackExecutor(Executor callbackExecutor) {
             this.callbackExecutor = Objects.requireNonNull(callbackExecutor, "callbackExecutor");

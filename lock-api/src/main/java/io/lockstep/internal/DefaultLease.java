@@ -11,12 +11,9 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * was just granted); it never leaves the lock extended under a lost lease.
  *
  * <p>When the lease ends, however it ends, {@link #finish()} disposes of the backend's handle once,
- * after the last backend call on it, and only then tells the provider to forget the lease.
+ * after the last backend call on it, and only then tells the provider to forget the lease: at once
+ * after a release or a loss the backend reported; one lease time after a loss judged on the local
+ * clock (or at the holder's release or the provider's close, if sooner).
  */
 public final class DefaultLease<H> implements Lease {
 
@@ -54,6 +53,7 @@ public final class DefaultLease<H> implements Lease {
     private final long acquiredAt;
     private final Consumer<DefaultLease<H>> onEnd;
     private final LossSignal loss;
+    private final LeaseTimers timers;
     /** Completed once the handle is disposed of and the provider has forgotten the lease. */
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
 
@@ -67,8 +67,6 @@ public final class DefaultLease<H> implements Lease {
     private volatile long deadline;
     private volatile boolean lastRenewalFailed;
     private volatile boolean renewalCapped;
-    private volatile @Nullable ScheduledFuture<?> expiryTask;
-    private volatile @Nullable ScheduledFuture<?> renewalTask;
     private boolean disposed; // guarded by io
 
     private DefaultLease(
@@ -92,6 +90,8 @@ public final class DefaultLease<H> implements Lease {
         this.options = options;
         this.acquiredAt = sentAt;
         this.loss = new LossSignal(runtime.callbackExecutor());
+        this.timers =
+                new LeaseTimers(runtime, name, () -> state == State.HELD, () -> markLost(LossReason.RENEWAL_FAILED));
         setValidity(sentAt, grant.validity());
     }
 
@@ -189,7 +189,7 @@ public final class DefaultLease<H> implements Lease {
                 }
                 state = State.RELEASED;
             }
-            cancelTasks();
+            timers.cancel();
             try {
                 // A lost lease whose handle is already disposed of has nothing left to free.
                 return !disposed && calls.call(() -> backend.release(grant.handle()));
@@ -237,9 +237,9 @@ public final class DefaultLease<H> implements Lease {
             }
             state = State.RELEASED;
         }
-        cancelTasks();
+        timers.cancel();
         loss.fire(LossReason.RELEASED);
-        runInBackground(() -> {
+        timers.inBackground(() -> {
             io.lock();
             try {
                 if (!disposed) {
@@ -355,7 +355,7 @@ public final class DefaultLease<H> implements Lease {
         if (left <= 0) {
             markExpired(); // an extension that landed meanwhile wins, and has scheduled the next check
         } else {
-            schedule(this::checkExpiry, left, true);
+            timers.expiryIn(left, this::checkExpiry);
         }
     }
 
@@ -394,19 +394,29 @@ public final class DefaultLease<H> implements Lease {
     }
 
     private void afterLoss(LossReason reason) {
-        cancelTasks();
+        timers.cancel();
         runtime.metrics().lost(providerName, reason);
         log.warn("Lost lock '{}' on {}: {}", name, backend.describe(), reason);
         loss.fire(reason);
         // The disposal waits for a renewal in flight (it holds io), so it never runs on the scheduler.
-        runInBackground(() -> {
+        Runnable disposal = () -> {
             io.lock();
             try {
                 finish();
             } finally {
                 io.unlock();
             }
-        });
+        };
+        if (reason == LossReason.EXPIRED
+                || reason == LossReason.RENEWAL_FAILED
+                || reason == LossReason.MAX_HOLD_REACHED) {
+            // Judged on the local clock: the backend may still hold the lock for us a little longer, so
+            // the handle stays usable for one lease time, for a holder that releases the lease it let
+            // run out (its compare-and-delete frees the lock early). Then it is disposed of regardless.
+            timers.inBackgroundAfter(options.leaseTime().toNanos(), disposal);
+        } else {
+            timers.inBackground(disposal); // the backend took it away: nothing left to release
+        }
     }
 
     /** Disposes of the handle and lets the provider forget the lease, once; called with {@link #io} held. */
@@ -438,78 +448,13 @@ public final class DefaultLease<H> implements Lease {
     }
 
     private void scheduleExpiry() {
-        if (unbounded) {
-            return;
+        if (!unbounded) {
+            timers.expiryIn(deadline - now(), this::checkExpiry);
         }
-        schedule(this::checkExpiry, deadline - now(), true);
     }
 
     private void scheduleRenewal(long delayNanos) {
-        // The scheduler only times the renewal; the blocking round trip runs on the renewal executor.
-        schedule(
-                () -> {
-                    try {
-                        runtime.renewalExecutor().execute(guarded(this::renew));
-                    } catch (RejectedExecutionException e) {
-                        log.error("Renewal executor for lock '{}' is shut down; the lease cannot be renewed", name, e);
-                        markLost(LossReason.RENEWAL_FAILED);
-                    }
-                },
-                delayNanos,
-                false);
-    }
-
-    private void runInBackground(Runnable task) {
-        try {
-            runtime.renewalExecutor().execute(guarded(task));
-        } catch (RejectedExecutionException e) {
-            guarded(task).run(); // the renewal executor is shut down: finish here rather than never
-        }
-    }
-
-    private void schedule(Runnable task, long delayNanos, boolean expiry) {
-        if (state != State.HELD) {
-            return;
-        }
-        try {
-            ScheduledFuture<?> future =
-                    runtime.scheduler().schedule(guarded(task), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-            ScheduledFuture<?> previous;
-            if (expiry) {
-                previous = expiryTask;
-                expiryTask = future;
-            } else {
-                previous = renewalTask;
-                renewalTask = future;
-            }
-            if (previous != null && previous != future) {
-                previous.cancel(false);
-            }
-        } catch (RejectedExecutionException e) {
-            log.error("Lease scheduler for lock '{}' is shut down; the lease cannot be renewed or expired", name, e);
-            markLost(LossReason.RENEWAL_FAILED);
-        }
-    }
-
-    private Runnable guarded(Runnable task) {
-        return () -> {
-            try {
-                task.run();
-            } catch (RuntimeException | Error e) {
-                log.error("Lease task for lock '{}' failed", name, e);
-            }
-        };
-    }
-
-    private void cancelTasks() {
-        ScheduledFuture<?> renewal = renewalTask;
-        ScheduledFuture<?> expiry = expiryTask;
-        if (renewal != null) {
-            renewal.cancel(false);
-        }
-        if (expiry != null) {
-            expiry.cancel(false);
-        }
+        timers.renewalIn(delayNanos, this::renew);
     }
 
     private long now() {

@@ -126,8 +126,16 @@ public interface LockBackend<H> extends AutoCloseable {
      * Called exactly once per granted {@code handle} when its lease has ended, however it ended
      * (released, lost, expired, its provider closed), after the last {@link #extend} or {@link #release}
      * on it has returned; the handle is never used again. Frees what the grant kept open: returns its
-     * connection to the pool, closes its session. It may run on the runtime's renewal executor, possibly
-     * while {@link #close()} runs. Must not throw. Does nothing by default.
+     * connection to the pool, closes its session. Must not throw. Does nothing by default.
+     *
+     * <p>When: at once after a release, or after a loss the backend reported (the grant's {@code
+     * backendLoss}, an extend that found the lock gone). After a loss judged on the local clock
+     * (validity ran out: {@code EXPIRED}, {@code RENEWAL_FAILED}, {@code MAX_HOLD_REACHED}), one lease
+     * time later, or sooner when the holder releases the lost lease or the provider closes: until then
+     * such a release still reaches {@link #release} with the handle, as a compare-and-delete that must
+     * leave any new holder's lock alone. It runs on the runtime's renewal executor or the releasing
+     * thread, and may run after {@link #close()} for a lease whose end did not finish within the
+     * provider's close timeout.
      */
     default void dispose(H handle) {}
 

@@ -129,14 +129,13 @@ class LeaseLifecycleTest {
     @DisplayName("a lease that has already expired when granted never stays in the provider's live set")
     void expiredAtGrantIsForgotten() throws Exception {
         ManualClock clock = new ManualClock();
-        // Runs due tasks in the calling thread: the expiry check of an expired grant runs inside start().
+        // Runs every task at once in the calling thread: the expiry check of an expired grant, and the
+        // disposal after it, run inside start(), as a fast scheduler thread could run them.
         ScheduledThreadPoolExecutor inline = new ScheduledThreadPoolExecutor(1) {
             @Override
             public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
-                if (delay <= 0) {
-                    command.run();
-                }
-                return super.schedule(delay <= 0 ? () -> {} : command, delay, unit);
+                command.run();
+                return super.schedule(() -> {}, delay, unit);
             }
         };
         toClose.add(inline::shutdownNow);

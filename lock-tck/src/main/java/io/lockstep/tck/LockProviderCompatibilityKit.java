@@ -448,6 +448,39 @@ public abstract class LockProviderCompatibilityKit {
         }
 
         @Test
+        @DisplayName("a lost() callback that blocks does not stop another lease from being renewed")
+        void blockingLostCallbackDoesNotStopRenewal() {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            Duration ttl = shortLease();
+            CountDownLatch unblock = track(new CountDownLatchCloser()).latch;
+            AtomicInteger blocking = new AtomicInteger();
+            for (int i = 0; i < 4; i++) { // more than a small scheduler has threads
+                Lease expiring = mustAcquire(provider, lockName("expiring-" + i), lease(ttl));
+                expiring.lost().thenRun(() -> {
+                    blocking.incrementAndGet();
+                    try {
+                        unblock.await(ttl.multipliedBy(10).toMillis(), TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+            }
+            String name = lockName("renewed");
+            Lease renewed = mustAcquire(provider, name, lease(ttl).withAutoRenew());
+            LockProvider other = anotherClient();
+            long start = System.nanoTime();
+            while (System.nanoTime() - start < ttl.multipliedBy(5).toNanos()) {
+                assertThat(other.tryAcquire(name, lease(longLease())))
+                        .as("lock taken by another client after %d ms", (System.nanoTime() - start) / 1_000_000)
+                        .isEmpty();
+                pause(ttl.dividedBy(6));
+            }
+            assertThat(blocking.get()).as("lost() callbacks that blocked").isPositive();
+            assertThat(renewed.isValid()).isTrue();
+            assertThat(renewed.lost().toCompletableFuture()).isNotDone();
+        }
+
+        @Test
         @DisplayName("extend sets a new lease time from now")
         void extendSetsANewLeaseTime() {
             assumeCapability(Capability.EXTEND);
@@ -1870,6 +1903,16 @@ public abstract class LockProviderCompatibilityKit {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /** Opens its latch when closed, so that callbacks blocked on it end with the test. */
+    private static final class CountDownLatchCloser implements AutoCloseable {
+        final CountDownLatch latch = new CountDownLatch(1);
+
+        @Override
+        public void close() {
+            latch.countDown();
         }
     }
 }

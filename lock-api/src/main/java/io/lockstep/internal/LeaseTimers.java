@@ -1,0 +1,123 @@
+package io.lockstep.internal;
+
+import io.lockstep.LockRuntime;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The two timers of one lease on the runtime's shared scheduler (its expiry check and its renewal),
+ * and the hand-off of blocking work to the renewal executor. The scheduler only times: nothing that
+ * blocks, and no user code, runs on it.
+ */
+final class LeaseTimers {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseTimers.class);
+
+    private final LockRuntime runtime;
+    private final String name;
+    private final BooleanSupplier active;
+    private final Runnable cannotRun;
+    private volatile @Nullable ScheduledFuture<?> expiryTask;
+    private volatile @Nullable ScheduledFuture<?> renewalTask;
+
+    /**
+     * @param name the lock's name, for log lines
+     * @param active whether the lease still wants its timers
+     * @param cannotRun what to do when the scheduler or renewal executor is shut down (lose the lease)
+     */
+    LeaseTimers(LockRuntime runtime, String name, BooleanSupplier active, Runnable cannotRun) {
+        this.runtime = runtime;
+        this.name = name;
+        this.active = active;
+        this.cannotRun = cannotRun;
+    }
+
+    /** Runs {@code check} on the scheduler after {@code delayNanos}, replacing the previous expiry check. */
+    void expiryIn(long delayNanos, Runnable check) {
+        schedule(check, delayNanos, true);
+    }
+
+    /** Runs {@code renewal} on the renewal executor after {@code delayNanos}, timed by the scheduler. */
+    void renewalIn(long delayNanos, Runnable renewal) {
+        schedule(
+                () -> {
+                    try {
+                        runtime.renewalExecutor().execute(guarded(renewal));
+                    } catch (RejectedExecutionException e) {
+                        log.error("Renewal executor for lock '{}' is shut down; the lease cannot be renewed", name, e);
+                        cannotRun.run();
+                    }
+                },
+                delayNanos,
+                false);
+    }
+
+    /** Runs blocking work no caller waits for on the renewal executor (here, if it is shut down). */
+    void inBackground(Runnable task) {
+        try {
+            runtime.renewalExecutor().execute(guarded(task));
+        } catch (RejectedExecutionException e) {
+            guarded(task).run();
+        }
+    }
+
+    /** Runs blocking work on the renewal executor after {@code delayNanos}, whatever the lease's state. */
+    void inBackgroundAfter(long delayNanos, Runnable task) {
+        try {
+            runtime.scheduler().schedule(() -> inBackground(task), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            inBackground(task);
+        }
+    }
+
+    /** Cancels both timers; a task already running checks the lease's state itself. */
+    void cancel() {
+        ScheduledFuture<?> renewal = renewalTask;
+        ScheduledFuture<?> expiry = expiryTask;
+        if (renewal != null) {
+            renewal.cancel(false);
+        }
+        if (expiry != null) {
+            expiry.cancel(false);
+        }
+    }
+
+    private void schedule(Runnable task, long delayNanos, boolean expiry) {
+        if (!active.getAsBoolean()) {
+            return;
+        }
+        try {
+            ScheduledFuture<?> future =
+                    runtime.scheduler().schedule(guarded(task), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+            ScheduledFuture<?> previous;
+            if (expiry) {
+                previous = expiryTask;
+                expiryTask = future;
+            } else {
+                previous = renewalTask;
+                renewalTask = future;
+            }
+            if (previous != null && previous != future) {
+                previous.cancel(false);
+            }
+        } catch (RejectedExecutionException e) {
+            log.error("Lease scheduler for lock '{}' is shut down; the lease cannot be renewed or expired", name, e);
+            cannotRun.run();
+        }
+    }
+
+    private Runnable guarded(Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (RuntimeException | Error e) {
+                log.error("Lease task for lock '{}' failed", name, e);
+            }
+        };
+    }
+}

@@ -1,0 +1,162 @@
+package io.lockstep.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockConfig;
+import io.lockstep.LockProvider;
+import io.lockstep.LockRuntime;
+import io.lockstep.Locks;
+import io.lockstep.LossReason;
+import io.lockstep.tck.Timing;
+import io.lockstep.tck.servers.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lock-api runtime against real, stalled redis-servers: user callbacks cannot stall another
+ * server's leases, and failing closed has a time bound (review of 2026-11-22, findings 3 and 6).
+ */
+@DisplayName("lock-redis: runtime bounds against a stalled server")
+class RedisRuntimeBoundsTest {
+
+    private final Timing timing = Timing.fromSystemProperty();
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            try {
+                toClose.get(i).close();
+            } catch (Exception ignored) {
+                // keep closing the rest
+            }
+        }
+    }
+
+    private RedisServer server() {
+        RedisServer server = RedisServer.start();
+        toClose.add(server);
+        return server;
+    }
+
+    private LockProvider open(RedisServer server, String settings, LockRuntime runtime) {
+        LockProvider provider =
+                Locks.open(LockConfig.of(server.uri() + settings).withRuntime(runtime));
+        toClose.add(provider);
+        return provider;
+    }
+
+    @Test
+    @DisplayName("lost() callbacks that block on a paused server's leases do not stop a healthy server's renewals")
+    void blockingCallbacksDoNotStallAnotherServer() throws Exception {
+        RedisServer x = server();
+        RedisServer y = server();
+        LockRuntime runtime = LockRuntime.defaults();
+        LockProvider onX = open(x, "?timeout=300ms", runtime);
+        LockProvider onY = open(y, "?timeout=300ms", runtime);
+        Duration ttl = timing.millis(1_000);
+        LeaseOptions renewed = LeaseOptions.of(ttl).withAutoRenew();
+        CountDownLatch unblock = new CountDownLatch(1);
+        toClose.add(unblock::countDown);
+        AtomicInteger blocked = new AtomicInteger();
+        List<Lease> onPaused = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Lease lease = onX.acquire("a" + i, renewed);
+            lease.lost().thenRun(() -> {
+                blocked.incrementAndGet();
+                try {
+                    unblock.await(30, TimeUnit.SECONDS); // a callback that blocks
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            onPaused.add(lease);
+        }
+        Lease healthy = onY.acquire("b", renewed);
+        x.pause();
+        try {
+            long start = System.nanoTime();
+            while (System.nanoTime() - start < ttl.multipliedBy(4).toNanos()) {
+                assertThat(healthy.isValid())
+                        .as("lease on the healthy server after %d ms", (System.nanoTime() - start) / 1_000_000)
+                        .isTrue();
+                Thread.sleep(ttl.toMillis() / 10);
+            }
+            for (Lease lease : onPaused) {
+                assertThat(lease.lost().toCompletableFuture().get(5, TimeUnit.SECONDS))
+                        .isEqualTo(LossReason.RENEWAL_FAILED);
+            }
+            assertThat(blocked.get()).as("callbacks blocking").isPositive();
+            assertThat(healthy.lost().toCompletableFuture()).isNotDone();
+            assertThat(healthy.release()).isTrue();
+        } finally {
+            unblock.countDown();
+            x.resume();
+        }
+    }
+
+    @Test
+    @DisplayName("close() of a provider holding five leases on a paused server returns within its close timeout")
+    void closeIsBoundedOnAPausedServer() throws Exception {
+        RedisServer server = server();
+        Duration closeTimeout = timing.millis(1_000);
+        LockProvider provider = open(
+                server,
+                "?timeout=500ms",
+                LockRuntime.builder().closeTimeout(closeTimeout).build());
+        List<Lease> leases = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            leases.add(provider.acquire("c" + i, LeaseOptions.of(Duration.ofSeconds(30))));
+        }
+        server.pause();
+        try {
+            long start = System.nanoTime();
+            provider.close();
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            // Sequential releases with retries took 5 x 3 socket timeouts here.
+            assertThat(took).isLessThan(closeTimeout.plus(timing.millis(1_000)));
+            for (Lease lease : leases) {
+                assertThat(lease.lost().toCompletableFuture().get(1, TimeUnit.SECONDS))
+                        .isEqualTo(LossReason.RELEASED);
+                assertThat(lease.isValid()).isFalse();
+            }
+        } finally {
+            server.resume();
+        }
+    }
+
+    @Test
+    @DisplayName("tryAcquire with no wait against a paused server fails closed within one socket timeout")
+    void zeroWaitTryAcquireIsBoundedOnAPausedServer() {
+        RedisServer server = server();
+        Duration socketTimeout = Duration.ofMillis(1_000);
+        LockProvider provider = open(
+                server,
+                "?timeout=" + socketTimeout.toMillis() + "ms",
+                LockRuntime.builder().retryWindow(Duration.ZERO).build());
+        assertThat(provider.tryAcquire("warm", LeaseOptions.of(Duration.ofSeconds(5))))
+                .isPresent();
+        server.pause();
+        try {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> provider.tryAcquire("p", LeaseOptions.of(Duration.ofSeconds(30))))
+                    .isInstanceOf(BackendUnavailableException.class);
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            // Three attempts and the abandon, one socket timeout each, took four times this before.
+            assertThat(took).isLessThan(socketTimeout.plus(timing.millis(800)));
+        } finally {
+            server.resume();
+        }
+    }
+}
