@@ -202,13 +202,14 @@ public final class LockConfig {
             if (known.contains(key) || key.equals(Locks.PROVIDER_PROPERTY)) {
                 continue;
             }
+            // The URI is not shown: a misspelt secret setting's value would be in its query.
             String hint = all.stream()
                     .filter(k -> nearMiss(k, key))
                     .findFirst()
                     .map(k -> "; did you mean '" + k + "'?")
                     .orElse("");
-            throw new LockConfigurationException("unknown setting '" + key + "' in " + redacted(uri) + hint
-                    + " Known settings: " + String.join(", ", all));
+            throw new LockConfigurationException("unknown setting '" + key + "' for " + scheme() + "://" + hint
+                    + "; known settings: " + String.join(", ", all));
         }
     }
 
@@ -276,17 +277,18 @@ public final class LockConfig {
         return "LockConfig[" + redacted(uri) + ", " + properties.keySet() + "]";
     }
 
-    /** The URI with any user info past the user name replaced by {@code ***}, for messages and logs. */
+    /** The URI without user info past the user name, nor query, for messages and logs; see {@link #redacted(String)}. */
     public static String redacted(@Nullable URI uri) {
         return uri == null ? "null" : redacted(uri.toString());
     }
 
     /**
      * {@code uri} as typed, with everything between {@code //} and the last {@code @} replaced by
-     * {@code ***} (the user name before a {@code :} is kept), for messages and logs. Works on the raw
-     * text, so it also covers the password-only form {@code redis://secret@host}, authorities that
-     * {@link URI} reads as registry-based (several hosts, {@code _} in a host name) and text that is
-     * not a valid URI at all. It errs on the side of hiding: an {@code @} in the query hides the host.
+     * {@code ***} (the user name before a {@code :} is kept) and the query replaced by {@code ?...},
+     * for messages and logs. Works on the raw text, so it also covers the password-only form
+     * {@code redis://secret@host}, authorities that {@link URI} reads as registry-based (several hosts,
+     * {@code _} in a host name) and text that is not a valid URI at all. It errs on the side of hiding:
+     * an {@code @} in the query hides the host.
      */
     public static String redacted(@Nullable String uri) {
         if (uri == null) {
@@ -307,21 +309,19 @@ public final class LockConfig {
         return uri.substring(0, start) + (plainUser ? user + ":" : "") + "***" + redactedQuery(uri.substring(at));
     }
 
-    /** Hides the values of query parameters that hold secrets ({@code trustStorePassword} and the like). */
+    /**
+     * Drops the query and fragment, shown as {@code ?...}: a setting's value may be a secret, even under
+     * a misspelt name, and messages name the setting they are about anyway.
+     */
     private static String redactedQuery(String text) {
+        int end = text.length();
         int question = text.indexOf('?');
-        if (question < 0) {
-            return text;
+        int hash = text.indexOf('#');
+        if (question >= 0) {
+            end = question;
+        } else if (hash >= 0) {
+            end = hash;
         }
-        StringBuilder out = new StringBuilder(text.substring(0, question + 1));
-        String[] pairs = text.substring(question + 1).split("&", -1);
-        for (int i = 0; i < pairs.length; i++) {
-            String pair = pairs[i];
-            int eq = pair.indexOf('=');
-            String key = (eq < 0 ? pair : pair.substring(0, eq)).toLowerCase(Locale.ROOT);
-            boolean secret = key.contains("password") || key.contains("secret") || key.contains("passphrase");
-            out.append(i == 0 ? "" : "&").append(secret && eq >= 0 ? pair.substring(0, eq + 1) + "***" : pair);
-        }
-        return out.toString();
+        return end == text.length() ? text : text.substring(0, end) + "?...";
     }
 }

@@ -75,6 +75,14 @@ class RedisStalledServerTest {
                 for (Future<Duration> call : calls) {
                     took.add(call.get(60, TimeUnit.SECONDS));
                 }
+                took.sort(null);
+                System.out.printf(
+                        "%d callers, poolSize=2, timeout=%s, stalled server: fastest %d ms, median %d ms, slowest %d ms%n",
+                        THREADS,
+                        TIMEOUT,
+                        took.get(0).toMillis(),
+                        took.get(THREADS / 2).toMillis(),
+                        took.get(THREADS - 1).toMillis());
                 assertThat(took).as("each caller's time, bound %s", bound).allMatch(d -> d.compareTo(bound) < 0);
             } finally {
                 pool.shutdownNow();

@@ -6,6 +6,7 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockConfig;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
+import io.lockstep.redlock.internal.RedlockUri;
 import io.lockstep.tck.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,6 +77,7 @@ class RedlockCredentialsTest {
                 "redlock://app:" + SECRET + three + "/db",
                 "redlock://app:" + SECRET + three + "?trustStore=/x.p12",
                 "redlock://app:" + SECRET + three + "?ssl=true&trustStore=/no/such.p12&trustStorePassword=" + SECRET,
+                "redlock://app:" + SECRET + three + "?ssl=true&trustStorePasword=" + SECRET,
                 "redlock://app:" + SECRET + "@h1:1,,h3:3",
                 "redlock://app:" + SECRET + "@h1:1,h1:1,h3:3",
                 "redlock://app:" + SECRET + "@h1:port,h2,h3",
@@ -106,8 +108,11 @@ class RedlockCredentialsTest {
     void multiHostRedaction() {
         assertThat(LockConfig.of("redlock://app:" + SECRET + "@h1:1,h2:2,h3:3?quorum=2")
                         .toString())
-                .isEqualTo("LockConfig[redlock://app:***@h1:1,h2:2,h3:3?quorum=2, [quorum]]");
+                .isEqualTo("LockConfig[redlock://app:***@h1:1,h2:2,h3:3?..., [quorum]]");
         assertThat(LockConfig.redacted("redlock://" + SECRET + "@h1:1,h2:2")).isEqualTo("redlock://***@h1:1,h2:2");
+        assertThat(RedlockUri.parse(LockConfig.of("redlock://app:" + SECRET + "@h1:1,h2:2,h3:3"))
+                        .toString())
+                .doesNotContain(SECRET);
     }
 
     private static String exercise(String uri) {
