@@ -33,6 +33,20 @@ public record AcquireReply(Kind kind, long counter, long pttlMillis, String hold
         return new AcquireReply(Kind.HELD, counter, pttlMillis, holder);
     }
 
+    /**
+     * Parses {@code node}'s reply to {@link Scripts#ACQUIRE}. A refusal as late is no answer ({@link
+     * Node.NodeFailure}); one that came back by {@code inTimeUntilNanos} means the node's clock moved.
+     */
+    static AcquireReply parse(Node node, Object reply, long inTimeUntilNanos) {
+        if (reply instanceof List<?> list && list.size() == 3 && Replies.asLong(list.get(0)) == 3) {
+            if (System.nanoTime() - inTimeUntilNanos < 0) {
+                node.refusedInTime(Replies.asLong(list.get(2)));
+            }
+            throw new Node.NodeFailure("refused the request as late: it ran after its deadline", null);
+        }
+        return parse(reply);
+    }
+
     /** Parses a reply of {@link Scripts#ACQUIRE} other than "too late". */
     static AcquireReply parse(Object reply) {
         if (!(reply instanceof List<?> list) || list.size() < 2) {

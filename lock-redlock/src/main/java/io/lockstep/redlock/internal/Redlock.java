@@ -19,30 +19,21 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Redlock algorithm with fenced quorums, as the module README states it, over the replies of
- * {@link FanOut}: the decisions of acquire, extend, release and cleanup, validity, fence proposals and
- * retry delays. Sending to the nodes, deadlines and background work are the fan-out's; what one node
- * does is {@link Scripts}'; the decision after one acquire round is {@link AcquireTally}'s.
+ * The Redlock algorithm with fenced quorums, as the module README states it: the decisions of
+ * acquire, extend, release and cleanup over the replies of {@link FanOut}, with validity, fence
+ * proposals and retry delays. Sending to the nodes, deadlines and background retries are the
+ * fan-out's; what one node does is {@link Scripts}'; the decision after one acquire round is {@link
+ * AcquireTally}'s. Every round writes a value of its own (owner token, colon, round number), so a
+ * release that reaches a slow node late never deletes a later round's key.
  *
- * <p>Acquire: one round sends the {@link Scripts#ACQUIRE fenced acquire} to every node at once, each
- * with the node timeout and a deadline on the node's clock, and stops as soon as a quorum granted. The
- * grant is valid for {@code TTL − (TTL × driftFactor + 2 ms)} counted from before the round (a grant
- * whose validity already ran out is refused). A round that fails frees its key where it was granted at
- * once, and where no answer came once the request can no longer run there (so the cleanup never
- * overtakes it), without waking waiters. Then: a stale fence proposal is retried at once with the
- * greatest counter + 1; a split vote after a random pause of about a round trip; a lock held by another
- * quorum returns busy with a random retry delay. Extend only counts when a quorum confirms; a renewal
- * that finds the quorum gone completes the lease's loss with {@link LossReason#QUORUM_LOST}. Release
- * reports true once a quorum deleted; whatever did not answer is released again in the background until
- * the keys would have expired anyway.
- *
- * <p>Each round writes a value of its own (owner token, colon, round number), so a release that
- * arrives late at a slow node can never delete a later round's key. Thread-safe.
+ * <p>What a request may have written on a node that did not answer is freed only once the request can
+ * no longer run there (its deadline passed on the node), since a cleanup that ran first would find
+ * nothing and the late grant would stay; and it is retried in the background until answered or until
+ * the keys would have expired anyway. Thread-safe.
  */
 final class Redlock {
 
@@ -105,11 +96,11 @@ final class Redlock {
                         // The deadline was taken before this node's connection was set up, however long that took.
                         return List.of(value, ttl, fence, Long.toString(node.onNodeClock(deadlineMillis)));
                     }),
-                    (node, reply) -> parseAcquireReply(node, reply, roundStart + timeout),
+                    (node, reply) -> AcquireReply.parse(node, reply, roundStart + timeout),
                     r -> Replies.count(r, a -> a.kind() == AcquireReply.Kind.GRANTED) >= quorum,
                     timeout);
             List<Reply<AcquireReply>> replies = result.replies();
-            AcquireTally tally = AcquireTally.decide(values(replies), quorum, proposal);
+            AcquireTally tally = AcquireTally.decide(Replies.values(replies), quorum, proposal);
             long keysEnd = System.nanoTime() + leaseTime.toNanos();
             long elapsed = clock.nanoTime() - entry;
             if (tally.outcome() == AcquireTally.Outcome.GRANTED && elapsed < validity.toNanos()) {
@@ -338,25 +329,6 @@ final class Redlock {
         } catch (IllegalArgumentException tooShort) {
             return Duration.ZERO;
         }
-    }
-
-    private static List<@Nullable AcquireReply> values(List<Reply<AcquireReply>> replies) {
-        List<@Nullable AcquireReply> out = new ArrayList<>(replies.size());
-        for (Reply<AcquireReply> reply : replies) {
-            out.add(reply.value());
-        }
-        return out;
-    }
-
-    /** A late refusal is no answer; one that came back in time means the node's clock moved. */
-    private static AcquireReply parseAcquireReply(Node node, Object reply, long inTimeUntilNanos) {
-        if (reply instanceof List<?> list && list.size() == 3 && Replies.asLong(list.get(0)) == 3) {
-            if (System.nanoTime() - inTimeUntilNanos < 0) {
-                node.refusedInTime(Replies.asLong(list.get(2)));
-            }
-            throw new Node.NodeFailure("refused the request as late: it ran after its deadline", null);
-        }
-        return AcquireReply.parse(reply);
     }
 
     private void rememberFence(String name, long fence) {

@@ -74,6 +74,15 @@ final class Replies {
         return asLong(reply);
     }
 
+    /** The values, null where there is none. */
+    static <T> List<@Nullable T> values(List<Reply<T>> replies) {
+        List<@Nullable T> out = new ArrayList<>(replies.size());
+        for (Reply<T> reply : replies) {
+            out.add(reply.value());
+        }
+        return out;
+    }
+
     /** Counts the answers whose value matches. */
     static <T> int count(List<Reply<T>> replies, Predicate<T> matches) {
         int n = 0;
