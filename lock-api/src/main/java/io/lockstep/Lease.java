@@ -43,7 +43,8 @@ public interface Lease extends AutoCloseable {
      *
      * @return true if extended; false once the lease was lost or has expired
      * @throws IllegalStateException if the lease was released
-     * @throws IllegalArgumentException if {@code leaseTime} is not a valid lease time
+     * @throws IllegalArgumentException if {@code leaseTime} is not a valid lease time (the message names
+     *     "leaseTime" and the value)
      * @throws BackendUnavailableException if the backend could not be reached; the lease keeps its
      *     old validity
      */
@@ -54,7 +55,7 @@ public interface Lease extends AutoCloseable {
      * expired and was taken by someone else never touches the new holder's lock.
      *
      * @return true if the lock was held by this lease and is now free; false if it had been lost
-     * @throws IllegalStateException if the lease was already released
+     * @throws IllegalStateException if the lease was already released (the message names the lock)
      * @throws BackendUnavailableException if the backend could not be reached; the lease is
      *     considered released locally and the lock ends on the backend by its lease time
      */

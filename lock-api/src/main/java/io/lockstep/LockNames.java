@@ -26,7 +26,10 @@ public final class LockNames {
     /**
      * Returns {@code name} if it is a valid lock name.
      *
-     * @throws IllegalArgumentException naming the rule broken and the (escaped, shortened) name
+     * @throws IllegalArgumentException naming the rule broken and the (escaped, shortened) name: "must
+     *     not be null", "must not be empty", "must not contain control characters" with the character as
+     *     {@code U+XXXX} and its index, "must be valid Unicode" (an unpaired surrogate), or "must be at most
+     *     256 bytes of UTF-8" with the name's length in bytes
      */
     public static String requireValid(@Nullable String name) {
         if (name == null) {

@@ -20,7 +20,8 @@ public interface LockProvider extends AutoCloseable {
      * not bound to it. A waiting thread that is interrupted stops at once (see {@link LockException}).
      *
      * @return the lease, or empty when another holder kept the lock for the whole wait
-     * @throws IllegalArgumentException if the name is not a valid lock name ({@link LockNames})
+     * @throws IllegalArgumentException if the name is not a valid lock name (with {@link
+     *     LockNames#requireValid}'s message) or {@code options} is null (the message names "options")
      * @throws BackendUnavailableException if the backend could not be reached
      * @throws IllegalStateException if this provider was closed
      */
@@ -32,7 +33,8 @@ public interface LockProvider extends AutoCloseable {
      *
      * @return the lease
      * @throws LockTimeoutException if another holder kept the lock for the whole wait
-     * @throws IllegalArgumentException if the name is not a valid lock name ({@link LockNames})
+     * @throws IllegalArgumentException if the name is not a valid lock name (with {@link
+     *     LockNames#requireValid}'s message) or {@code options} is null (the message names "options")
      * @throws BackendUnavailableException if the backend could not be reached
      * @throws IllegalStateException if this provider was closed
      */

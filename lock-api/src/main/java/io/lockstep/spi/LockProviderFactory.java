@@ -17,10 +17,12 @@ public interface LockProviderFactory {
     Set<String> schemes();
 
     /**
-     * Builds a live provider; the caller owns and closes it.
+     * Builds a live provider; the caller owns and closes it. It may connect eagerly (and throw {@link
+     * io.lockstep.BackendUnavailableException} here) or lazily (and throw it from the provider's first
+     * call); either way nothing is ever acquired from a backend that cannot be reached.
      *
      * @throws io.lockstep.LockConfigurationException if a setting is bad, naming it and its value
-     * @throws io.lockstep.BackendUnavailableException if the backend cannot be reached
+     * @throws io.lockstep.BackendUnavailableException if it connects eagerly and the backend cannot be reached
      */
     LockProvider create(LockConfig config);
 }

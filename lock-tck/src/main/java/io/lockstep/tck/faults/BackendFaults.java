@@ -47,7 +47,8 @@ public interface BackendFaults {
         LATENCY,
         /**
          * {@link #loseReplies()} and {@link #restoreReplies()}: the server receives and applies every
-         * request, and every reply to the clients is lost (the client sees a timeout).
+         * request, and the replies on the clients' current connections are lost (the client sees a
+         * timeout on a request that took effect, and reconnects).
          */
         LOST_REPLIES
     }
@@ -145,14 +146,20 @@ public interface BackendFaults {
     }
 
     /**
-     * From now until {@link #restoreReplies()}, the server receives and applies every request, and
-     * every reply is lost on its way back: a client sees its request time out although it took effect.
+     * Loses replies the way a network does: the server keeps receiving and applying requests, and the
+     * replies on every connection the clients have open now are lost on their way back, so a client sees
+     * a request time out although it took effect, gives that connection up and opens another. New
+     * connections (and, for a backend without connections, each client's calls after its first lost
+     * reply) work. Until {@link #restoreReplies()}.
      */
     default void loseReplies() {
         abort(Fault.LOST_REPLIES);
     }
 
-    /** Ends {@link #loseReplies()}: replies to requests sent from now on arrive again. */
+    /**
+     * Ends {@link #loseReplies()}: connections that are still losing replies are reset, so their
+     * clients notice at once.
+     */
     default void restoreReplies() {
         abort(Fault.LOST_REPLIES);
     }

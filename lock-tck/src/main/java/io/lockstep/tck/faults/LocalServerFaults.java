@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * {@link BackendFaults} for a server the kit started ({@link LocalServer}): pause with SIGSTOP, resume
  * with SIGCONT, kill with SIGKILL and restart on the same port; and, when the clients connect through a
  * {@link TcpProxy}, partition by stalling the proxy, add latency by delaying both directions, and lose
- * replies by dropping what the server sends back.
+ * the replies of the connections open at that moment.
  *
  * <p>Sessions cannot be expired by a process signal, so {@link Fault#EXPIRE_SESSION} is not supported
  * here. A backend with sessions extends this class: it overrides {@link #supported()} to add {@link
@@ -161,8 +161,8 @@ public class LocalServerFaults implements BackendFaults {
             BackendFaults.super.loseReplies();
             return;
         }
-        log.info("Losing every reply from {}", describe());
-        proxy.drop(TcpProxy.Direction.SERVER_TO_CLIENT);
+        log.info("Losing the replies of every connection open to {}", describe());
+        proxy.loseReplies();
     }
 
     @Override
@@ -171,8 +171,8 @@ public class LocalServerFaults implements BackendFaults {
             BackendFaults.super.restoreReplies();
             return;
         }
-        log.info("Delivering replies from {} again", describe());
-        proxy.heal();
+        log.info("Resetting the connections to {} that lost their replies", describe());
+        proxy.resetConnectionsLosingReplies();
     }
 
     @Override

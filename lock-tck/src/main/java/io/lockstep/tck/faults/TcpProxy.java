@@ -47,7 +47,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #stall()} and {@link #cut(Direction)}: bytes are held (not read, so TCP flow control
  *       pushes back on the sender) and the sockets stay open; they are delivered after {@link #heal()};
  *   <li>{@link #drop()} and {@link #drop(Direction)}: bytes are read and silently discarded;
- *   <li>{@link #reset()}: every open connection is reset (RST) on both sides at once.
+ *   <li>{@link #reset()}: every open connection is reset (RST) on both sides at once;
+ *   <li>{@link #loseReplies()}: the connections open now discard what the server sends back (the
+ *       server still gets and applies every request), until {@link #resetConnectionsLosingReplies()};
+ *       connections opened later are not affected.
  * </ul>
  *
  * <p>A new connection is always accepted (the kernel completes the handshake), so during a stall a
@@ -215,8 +218,34 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
+     * Makes every connection open now discard what the server sends back from now on, while requests
+     * still reach the server: a lost reply to a request that took effect. Such a connection is dead to
+     * its client (it times out and opens another); connections opened later work. {@link #heal()} does
+     * not revive them; {@link #resetConnectionsLosingReplies()} resets them.
+     */
+    public TcpProxy loseReplies() {
+        return apply(() -> {
+            for (Connection c : connections) {
+                c.downstream.losing = true;
+            }
+        });
+    }
+
+    /** Resets (RST) every connection that {@link #loseReplies()} made lose its replies, so its client notices. */
+    public TcpProxy resetConnectionsLosingReplies() {
+        return apply(() -> {
+            for (Connection c : List.copyOf(connections)) {
+                if (c.downstream.losing) {
+                    c.abort();
+                }
+            }
+        });
+    }
+
+    /**
      * Ends every fault: forwarding resumes in both directions without delay, and bytes held by a stall
-     * or cut are delivered now. Bytes dropped stay lost; connections reset stay closed.
+     * or cut are delivered now. Bytes dropped stay lost; connections reset stay closed; connections
+     * losing their replies keep losing them.
      */
     public TcpProxy heal() {
         return apply(() -> {
@@ -437,6 +466,7 @@ public final class TcpProxy implements AutoCloseable {
         final ArrayDeque<ByteBuffer> chunks = new ArrayDeque<>();
         final ArrayDeque<Long> due = new ArrayDeque<>();
         int queuedBytes;
+        boolean losing;
         boolean writeBlocked;
         boolean sourceEnded;
         boolean outputShut;
@@ -450,7 +480,7 @@ public final class TcpProxy implements AutoCloseable {
         }
 
         void add(ByteBuffer chunk, long now) {
-            if (modes.get(direction) == Mode.DROP) {
+            if (modes.get(direction) == Mode.DROP || losing) {
                 return;
             }
             chunks.add(chunk);

@@ -40,11 +40,18 @@ public final class InMemoryLockBackend implements LockBackend<InMemoryLockBacken
     }
 
     private final InMemoryLockStore store;
+    private final InMemoryLockStore.Connection connection;
     private volatile boolean closed;
 
     /** A client of {@code store}. */
     public InMemoryLockBackend(InMemoryLockStore store) {
         this.store = Objects.requireNonNull(store, "store");
+        this.connection = store.connect();
+    }
+
+    /** This client's connection, for broken providers in the kit's own tests. */
+    InMemoryLockStore.Connection connection() {
+        return connection;
     }
 
     /** The store this client talks to. */
@@ -60,25 +67,25 @@ public final class InMemoryLockBackend implements LockBackend<InMemoryLockBacken
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
         requireOpen();
-        return store.tryLock(name, ownerToken, leaseTime);
+        return store.tryLock(connection, name, ownerToken, leaseTime);
     }
 
     @Override
     public Optional<Duration> extend(Handle handle, Duration leaseTime) {
         requireOpen();
-        return store.extend(handle, leaseTime);
+        return store.extend(connection, handle, leaseTime);
     }
 
     @Override
     public boolean release(Handle handle) {
         requireOpen();
-        return store.release(handle);
+        return store.release(connection, handle);
     }
 
     @Override
     public void abandon(String name, String ownerToken) {
         if (!closed) {
-            store.abandon(name, ownerToken);
+            store.abandon(connection, name, ownerToken);
         }
     }
 

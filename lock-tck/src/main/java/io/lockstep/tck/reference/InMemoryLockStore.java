@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * cut off from its clients: while it cannot be reached, calls wait for a client timeout and then throw
  * {@link BackendUnavailableException}. They also add latency to every request and reply (a call
  * sleeps before and after it takes effect, outside the store's lock; release signals are not delayed),
- * and lose replies (the operation takes effect, then the caller waits for its timeout and gets
- * {@link BackendUnavailableException}).
+ * and lose replies (on each client connection open at that moment, the next operation takes effect,
+ * then the caller waits for its timeout and gets {@link BackendUnavailableException}; the client's
+ * later calls work, as after a reconnect).
  *
  * <p>Thread-safe.
  */
@@ -64,6 +65,19 @@ public final class InMemoryLockStore {
     private boolean killed;
     private volatile long latencyNanos;
     private volatile boolean losingReplies;
+    private volatile long replyLossEpoch;
+
+    /**
+     * One client's connection to the store: it loses its replies when it was open at {@code
+     * loseReplies()}, once, then "reconnects".
+     */
+    static final class Connection {
+        private volatile long epoch;
+
+        private Connection(long epoch) {
+            this.epoch = epoch;
+        }
+    }
 
     /** A store on the system clock. */
     public InMemoryLockStore() {
@@ -135,36 +149,41 @@ public final class InMemoryLockStore {
 
     // ---- operations, called by InMemoryLockBackend ----
 
-    Attempt<InMemoryLockBackend.Handle> tryLock(String lock, String owner, Duration leaseTime) {
+    /** A new connection of a client. */
+    Connection connect() {
+        return new Connection(replyLossEpoch);
+    }
+
+    Attempt<InMemoryLockBackend.Handle> tryLock(Connection c, String lock, String owner, Duration leaseTime) {
         travel();
         Attempt<InMemoryLockBackend.Handle> attempt = applyTryLock(lock, owner, leaseTime);
-        return reply("tryLock", lock, attempt);
+        return reply(c, "tryLock", lock, attempt);
     }
 
-    Optional<Duration> extend(InMemoryLockBackend.Handle handle, Duration leaseTime) {
+    Optional<Duration> extend(Connection c, InMemoryLockBackend.Handle handle, Duration leaseTime) {
         travel();
         Optional<Duration> extended = applyExtend(handle, leaseTime);
-        return reply("extend", handle.lock(), extended);
+        return reply(c, "extend", handle.lock(), extended);
     }
 
-    boolean release(InMemoryLockBackend.Handle handle) {
+    boolean release(Connection c, InMemoryLockBackend.Handle handle) {
         travel();
         boolean released = applyRelease(handle);
-        return reply("release", handle.lock(), released);
+        return reply(c, "release", handle.lock(), released);
     }
 
-    void abandon(String lock, String owner) {
+    void abandon(Connection c, String lock, String owner) {
         travel();
         applyAbandon(lock, owner);
         try {
-            reply("abandon", lock, Boolean.TRUE);
+            reply(c, "abandon", lock, Boolean.TRUE);
         } catch (BackendUnavailableException e) {
             // Best effort: the request took effect, only its reply was lost.
         }
     }
 
     /** Whether {@code lock} is held by {@code owner} now: the first half of a two-step release, for broken providers. */
-    boolean isHeldBy(String lock, String owner) {
+    boolean isHeldBy(Connection c, String lock, String owner) {
         travel();
         boolean held;
         synchronized (this) {
@@ -172,7 +191,7 @@ public final class InMemoryLockStore {
             Entry e = live(lock, clock.nanoTime());
             held = e != null && e.owner.equals(owner);
         }
-        return reply("get", lock, held);
+        return reply(c, "get", lock, held);
     }
 
     ReleaseWatch watch(String lock) {
@@ -195,12 +214,17 @@ public final class InMemoryLockStore {
         }
     }
 
-    /** The reply to an operation that took effect: delivered after the latency, or lost. */
-    private <T> T reply(String op, String lock, T value) {
+    /**
+     * The reply to an operation that took effect: delivered after the latency, or lost if {@code c} was
+     * open when replies started to be lost (then it "reconnects": its next call works).
+     */
+    private <T> T reply(Connection c, String op, String lock, T value) {
         travel();
-        if (!losingReplies) {
+        long epoch = replyLossEpoch;
+        if (!losingReplies || c.epoch >= epoch) {
             return value;
         }
+        c.epoch = epoch;
         try {
             TimeUnit.NANOSECONDS.sleep(callTimeout.toNanos());
         } catch (InterruptedException e) {
@@ -264,7 +288,7 @@ public final class InMemoryLockStore {
     }
 
     /** Frees {@code lock} whoever holds it; for broken providers in the kit's own tests only. */
-    void forceRelease(String lock) {
+    void forceRelease(Connection c, String lock) {
         travel();
         synchronized (this) {
             awaitReachable("release", lock);
@@ -272,7 +296,7 @@ public final class InMemoryLockStore {
                 signal(lock);
             }
         }
-        reply("release", lock, Boolean.TRUE);
+        reply(c, "release", lock, Boolean.TRUE);
     }
 
     private synchronized ReleaseWatch register(String lock) {
@@ -367,7 +391,12 @@ public final class InMemoryLockStore {
 
         @Override
         public void loseReplies() {
-            set(() -> losingReplies = true, "losing every reply");
+            set(
+                    () -> {
+                        replyLossEpoch++;
+                        losingReplies = true;
+                    },
+                    "losing the replies of every open connection");
         }
 
         @Override

@@ -119,13 +119,34 @@ class BackendFaultsTest {
             faults.removeLatency();
         }
 
-        faults.loseReplies();
-        try {
-            assertThat(roundTrip(proxy.port(), "SET lost-reply applied\r\n", 5, 300))
-                    .as("the reply to a SET while replies are lost")
-                    .isEmpty();
-        } finally {
-            faults.restoreReplies();
+        try (Socket open = new Socket()) {
+            open.connect(new InetSocketAddress("127.0.0.1", proxy.port()), 500);
+            open.setSoTimeout(1_000);
+            open.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            assertThat(new String(open.getInputStream().readNBytes(7), StandardCharsets.US_ASCII))
+                    .startsWith("+PONG");
+            faults.loseReplies();
+            try {
+                open.setSoTimeout(300);
+                open.getOutputStream().write("SET lost-reply applied\r\n".getBytes(StandardCharsets.US_ASCII));
+                assertThatThrownBy(() -> open.getInputStream().read())
+                        .as("the reply to a SET on a connection open when replies started to be lost")
+                        .isInstanceOf(java.net.SocketTimeoutException.class);
+                assertThat(roundTrip(proxy.port(), "PING\r\n", 7, 1_000))
+                        .as("a connection opened afterwards")
+                        .startsWith("+PONG");
+            } finally {
+                faults.restoreReplies();
+            }
+            open.setSoTimeout(1_000);
+            assertThatThrownBy(() -> {
+                        if (open.getInputStream().read() >= 0) {
+                            throw new AssertionError("a reply on a connection that lost its replies");
+                        }
+                        throw new java.net.SocketException("closed");
+                    })
+                    .as("the connection that lost its replies is reset")
+                    .isInstanceOf(java.net.SocketException.class);
         }
         assertThat(roundTrip(redis.port(), "GET lost-reply\r\n", 13, 1_000))
                 .as("the SET whose reply was lost took effect")

@@ -85,8 +85,13 @@ final class BrokenProviders {
         TWO_STEP_RELEASE,
         /** A waiter subscribes to release signals only when it first waits, after its first attempt. */
         WATCH_SUBSCRIBES_LATE,
-        /** A failed attempt with an unknown outcome is not abandoned: its lock stays until its lease time. */
+        /**
+         * A failed attempt with an unknown outcome is neither retried nor abandoned: its lock stays until
+         * its lease time.
+         */
         ABANDON_NOTHING,
+        /** A retried attempt does not recognise its own grant (SET NX without "or already mine"): busy. */
+        RETRY_NOT_IDEMPOTENT,
         /** Validity is counted from the reply: the backend adds the call's duration to the grant. */
         VALIDITY_FROM_REPLY,
         /** Auto-renewal stops after the first renewal that fails. */
@@ -100,7 +105,11 @@ final class BrokenProviders {
     private BrokenProviders() {}
 
     static LockProvider open(Mutation mutation, InMemoryLockStore store) {
-        LockRuntime runtime = LockRuntime.builder().clock(store.clock()).build();
+        LockRuntime.Builder builder = LockRuntime.builder().clock(store.clock());
+        if (mutation == Mutation.ABANDON_NOTHING) {
+            builder.retryAttempts(1);
+        }
+        LockRuntime runtime = builder.build();
         return switch (mutation) {
             case RELEASE_WITHOUT_OWNER_CHECK,
                     NO_EXPIRY,
@@ -115,6 +124,7 @@ final class BrokenProviders {
                     TWO_STEP_RELEASE,
                     WATCH_SUBSCRIBES_LATE,
                     ABANDON_NOTHING,
+                    RETRY_NOT_IDEMPOTENT,
                     VALIDITY_FROM_REPLY ->
                 new BackendLockProvider<>(new BrokenBackend(mutation, new InMemoryLockBackend(store)), runtime);
             case FAIL_OPEN_WHEN_DOWN,
@@ -151,6 +161,7 @@ final class BrokenProviders {
 
     private static final class BrokenBackend implements LockBackend<InMemoryLockBackend.Handle> {
         private static final Duration FOREVER = Duration.ofDays(365);
+        private final Set<String> tried = ConcurrentHashMap.newKeySet();
         private final Mutation mutation;
         private final InMemoryLockBackend delegate;
 
@@ -166,6 +177,11 @@ final class BrokenProviders {
 
         @Override
         public Attempt<InMemoryLockBackend.Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+            if (mutation == Mutation.RETRY_NOT_IDEMPOTENT
+                    && !tried.add(name + "\u0000" + ownerToken)
+                    && delegate.store().isHeldBy(delegate.connection(), key(mutation, name), ownerToken)) {
+                return Attempt.busy(Duration.ofSeconds(1)); // "someone" holds it: ourselves
+            }
             long sent = System.nanoTime();
             Attempt<InMemoryLockBackend.Handle> attempt = delegate.tryLock(
                     key(mutation, name), ownerToken, mutation == Mutation.NO_EXPIRY ? FOREVER : leaseTime);
@@ -202,15 +218,15 @@ final class BrokenProviders {
         public boolean release(InMemoryLockBackend.Handle handle) {
             if (mutation == Mutation.RELEASE_WITHOUT_OWNER_CHECK) {
                 boolean held = delegate.store().isHeld(handle.lock());
-                delegate.store().forceRelease(handle.lock());
+                delegate.store().forceRelease(delegate.connection(), handle.lock());
                 return held;
             }
             if (mutation == Mutation.TWO_STEP_RELEASE) {
                 // GET, compare, then DEL: the key may have expired and been taken in between.
-                if (!delegate.store().isHeldBy(handle.lock(), handle.owner())) {
+                if (!delegate.store().isHeldBy(delegate.connection(), handle.lock(), handle.owner())) {
                     return false;
                 }
-                delegate.store().forceRelease(handle.lock());
+                delegate.store().forceRelease(delegate.connection(), handle.lock());
                 return true;
             }
             return delegate.release(handle);

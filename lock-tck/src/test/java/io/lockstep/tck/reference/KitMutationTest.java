@@ -112,6 +112,11 @@ class KitMutationTest {
                         MutantKits.PredictableTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),
                 Arguments.of(
                         MutantKits.AbandonNothing.class, "RepliesLost", "lostReplyLeavesNoLock", "Fault: replies lost"),
+                Arguments.of(
+                        MutantKits.RetryNotIdempotent.class,
+                        "RepliesLost",
+                        "lostReplyLeavesNoLock",
+                        "Fault: replies lost"),
                 Arguments.of(MutantKits.ValidityFromReply.class, "Expiry", "validityCountsFromTheRequest", "Expiry"),
                 Arguments.of(
                         MutantKits.RenewalGivesUpAfterOneError.class,

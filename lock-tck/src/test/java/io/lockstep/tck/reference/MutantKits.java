@@ -200,6 +200,12 @@ final class MutantKits {
         }
     }
 
+    static final class RetryNotIdempotent extends MutantKit {
+        RetryNotIdempotent() {
+            super(Mutation.RETRY_NOT_IDEMPOTENT);
+        }
+    }
+
     static final class ValidityFromReply extends MutantKit {
         ValidityFromReply() {
             super(Mutation.VALIDITY_FROM_REPLY);
