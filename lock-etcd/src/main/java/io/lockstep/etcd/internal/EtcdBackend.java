@@ -138,20 +138,30 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         ByteSequence key = keys.key(name, ownerToken);
         ByteSequence prefix = keys.lockPrefix(name);
         long sentAt = now();
-        TxnResponse reply = await(
-                kv.txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                        .Then(
-                                Op.put(
-                                        key,
-                                        value(ownerToken),
-                                        PutOption.builder()
-                                                .withLeaseId(session.leaseId)
-                                                .build()),
-                                Op.get(prefix, FIRST))
-                        .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST))
-                        .commit(),
-                "acquiring lock '" + name + "'");
+        TxnResponse reply;
+        try {
+            reply = awaitRaw(
+                    kv.txn()
+                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                            .Then(
+                                    Op.put(
+                                            key,
+                                            value(ownerToken),
+                                            PutOption.builder()
+                                                    .withLeaseId(session.leaseId)
+                                                    .build()),
+                                    Op.get(prefix, FIRST))
+                            .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST))
+                            .commit(),
+                    "acquiring lock '" + name + "'");
+        } catch (EtcdErrors.LeaseNotFound e) {
+            // The session lease ended on etcd before we noticed: end it here and queue on a new one.
+            session.end(LossReason.SESSION_EXPIRED);
+            if (!mayRetry) {
+                throw sessionEnded("acquiring lock '" + name + "'", e);
+            }
+            return tryLock(name, ownerToken, leaseTime, false);
+        }
         long revision;
         List<KeyValue> first;
         Session mine = session;
@@ -245,17 +255,22 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             reply = await(kv.txn().If(same).commit(), "extending lock '" + handle.name() + "'");
         } else {
             // Another lease-time class: move the key to that session; its create revision (the fence) stays.
-            reply = await(
-                    kv.txn()
-                            .If(same)
-                            .Then(Op.put(
-                                    handle.key(),
-                                    value(handle.ownerToken()),
-                                    PutOption.builder()
-                                            .withLeaseId(session.leaseId)
-                                            .build()))
-                            .commit(),
-                    "extending lock '" + handle.name() + "'");
+            try {
+                reply = awaitRaw(
+                        kv.txn()
+                                .If(same)
+                                .Then(Op.put(
+                                        handle.key(),
+                                        value(handle.ownerToken()),
+                                        PutOption.builder()
+                                                .withLeaseId(session.leaseId)
+                                                .build()))
+                                .commit(),
+                        "extending lock '" + handle.name() + "'");
+            } catch (EtcdErrors.LeaseNotFound e) {
+                session.end(LossReason.SESSION_EXPIRED);
+                throw sessionEnded("extending lock '" + handle.name() + "'", e);
+            }
         }
         if (!reply.isSucceeded()) {
             forget(h);
@@ -683,19 +698,24 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     private <T> T await(CompletableFuture<T> future, String what) {
         try {
-            return EtcdErrors.await(future, timeout, where, what);
+            return awaitRaw(future, what);
         } catch (EtcdErrors.LeaseNotFound e) {
-            // A session lease ended under us: forget it here and let the caller retry on a new one.
+            // A session lease ended under us: find out which, and let the caller retry on a new one.
             for (Session s : List.copyOf(sessions.values())) {
-                checkSessionSoon(s);
+                s.probe();
             }
-            throw new BackendUnavailableException(
-                    what + " failed: a session lease on etcd at " + where + " has ended", e, true);
+            throw sessionEnded(what, e);
         }
     }
 
-    private void checkSessionSoon(Session s) {
-        s.probe();
+    /** Like {@link #await} but lets {@link EtcdErrors.LeaseNotFound} through to callers that know the lease. */
+    private <T> T awaitRaw(CompletableFuture<T> future, String what) {
+        return EtcdErrors.await(future, timeout, where, what);
+    }
+
+    private BackendUnavailableException sessionEnded(String what, Throwable cause) {
+        return new BackendUnavailableException(
+                what + " failed: a session lease on etcd at " + where + " has ended", cause, true);
     }
 
     private static ByteSequence value(String ownerToken) {

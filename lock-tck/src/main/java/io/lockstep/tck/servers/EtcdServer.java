@@ -33,14 +33,33 @@ public final class EtcdServer extends LocalServer {
     private final String memberName;
     private final int peerPort;
     private final List<String> extraArgs;
+    private final @Nullable Path tlsCert;
+    private final @Nullable Path tlsKey;
     private volatile String initialCluster;
 
     EtcdServer(String memberName, int peerPort, List<String> extraArgs) {
+        this(memberName, peerPort, extraArgs, null, null);
+    }
+
+    private EtcdServer(
+            String memberName, int peerPort, List<String> extraArgs, @Nullable Path tlsCert, @Nullable Path tlsKey) {
         super("etcd", INSTALL);
         this.memberName = memberName;
         this.peerPort = peerPort;
         this.extraArgs = List.copyOf(extraArgs);
+        this.tlsCert = tlsCert;
+        this.tlsKey = tlsKey;
         this.initialCluster = memberName + "=" + peerUrl();
+    }
+
+    /**
+     * Starts a single member that serves clients only over TLS with the given PEM certificate and key
+     * (clients are not asked for certificates); {@link #uri()} is then {@code etcds://}.
+     */
+    public static EtcdServer startTls(Path certificatePem, Path privateKeyPem) {
+        EtcdServer server = new EtcdServer("solo", freePort(), List.of(), certificatePem, privateKeyPem);
+        server.startProcess();
+        return server;
     }
 
     /** Starts a single-member etcd. */
@@ -55,14 +74,14 @@ public final class EtcdServer extends LocalServer {
         return server;
     }
 
-    /** {@code etcd://127.0.0.1:<client port>}. */
+    /** {@code etcd://127.0.0.1:<client port>}, or {@code etcds://} for a TLS member. */
     public String uri() {
-        return "etcd://" + host() + ":" + port();
+        return (tlsCert == null ? "etcd://" : "etcds://") + host() + ":" + port();
     }
 
-    /** {@code http://127.0.0.1:<client port>}, the endpoint a jetcd client takes. */
+    /** {@code http://127.0.0.1:<client port>} (or {@code https://}), the endpoint a jetcd client takes. */
     public String endpoint() {
-        return "http://" + host() + ":" + port();
+        return (tlsCert == null ? "http://" : "https://") + host() + ":" + port();
     }
 
     /** The member's name in its cluster. */
@@ -95,7 +114,7 @@ public final class EtcdServer extends LocalServer {
 
     @Override
     protected List<String> command(String executable, int port, Path workDir) {
-        String client = "http://" + host() + ":" + port;
+        String client = (tlsCert == null ? "http://" : "https://") + host() + ":" + port;
         List<String> command = new ArrayList<>(List.of(
                 executable,
                 "--name",
@@ -115,19 +134,25 @@ public final class EtcdServer extends LocalServer {
                 "--initial-cluster-state",
                 "new",
                 "--initial-cluster-token",
-                "lockstep-" + peerPort,
+                "lockstep-" + Integer.toHexString(initialCluster.hashCode()),
                 "--heartbeat-interval",
                 "100",
                 "--election-timeout",
                 "600",
                 "--log-level",
                 "warn"));
+        if (tlsCert != null && tlsKey != null) {
+            command.addAll(List.of("--cert-file", tlsCert.toString(), "--key-file", tlsKey.toString()));
+        }
         command.addAll(extraArgs);
         return command;
     }
 
     @Override
     protected boolean answers(int port) {
+        if (tlsCert != null) {
+            return true; // the TLS port accepted a connection; a plaintext request would be refused
+        }
         String body = http("GET", "/health", null);
         // Serving, with a leader (or, with auth on, at least answering).
         return body != null && (body.contains("\"health\":\"true\"") || body.contains("\"health\": \"true\""));

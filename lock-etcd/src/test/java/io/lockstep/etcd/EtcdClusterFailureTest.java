@@ -1,0 +1,254 @@
+package io.lockstep.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.LockTimeoutException;
+import io.lockstep.Locks;
+import io.lockstep.tck.Timing;
+import io.lockstep.tck.history.Event.Op;
+import io.lockstep.tck.history.FencedRegister;
+import io.lockstep.tck.history.History;
+import io.lockstep.tck.history.HistoryChecker;
+import io.lockstep.tck.servers.EtcdCluster;
+import io.lockstep.tck.servers.EtcdServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The failures a CONSENSUS backend must ride through, on a real three-member cluster, each checked as a
+ * history with the kit's {@link HistoryChecker}: no overlapping holds, fences that only increase, a
+ * fenced register that never accepts a stale write.
+ */
+@DisplayName("lock-etcd on a three-member cluster rides through member failures")
+class EtcdClusterFailureTest {
+
+    private static final Timing timing = Timing.fromSystemProperty();
+    private static EtcdCluster cluster;
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = EtcdCluster.start(3);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @AfterEach
+    void closeClientsAndRestoreMembers() {
+        for (AutoCloseable c : toClose) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // teardown must not hide the test's failure
+            }
+        }
+        for (EtcdServer m : cluster.members()) {
+            if (!m.isRunning()) {
+                m.restart();
+            }
+        }
+    }
+
+    private LockProvider client() {
+        LockProvider p = Locks.open(cluster.uri() + "?timeout=500ms");
+        toClose.add(p);
+        return p;
+    }
+
+    private static EtcdServer awaitLeader() {
+        long deadline = System.nanoTime() + timing.millis(10_000).toNanos();
+        while (System.nanoTime() < deadline) {
+            var leader = cluster.leader();
+            if (leader.isPresent()) {
+                return leader.get();
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        throw new AssertionError("the cluster " + cluster + " agreed on no leader within 10 s");
+    }
+
+    @Test
+    @DisplayName(
+            "killing the leader while a lock is held: the holder keeps it or learns it lost it, nobody gets a lower fence")
+    void leaderKilledWhileHeld() throws Exception {
+        String name = "leader-kill/" + System.nanoTime();
+        History history = new History();
+        FencedRegister register = new FencedRegister(name, history);
+        History.Recorder holder = history.client("holder");
+        History.Recorder other = history.client("other");
+        LockProvider holderClient = client();
+        LockProvider otherClient = client();
+
+        holder.invoke(Op.ACQUIRE, name);
+        Lease lease = holderClient.acquire(
+                name, LeaseOptions.of(Duration.ofSeconds(2)).withAutoRenew().withWaitTime(Duration.ofSeconds(5)));
+        holder.acquired(lease);
+        lease.lost().thenAccept(r -> holder.lost(lease));
+        assertThat(register.write("holder", lease.fencingToken().getAsLong())).isTrue();
+
+        EtcdServer leader = awaitLeader();
+        leader.kill();
+
+        // While the holder's lease is valid, nobody else may get the lock.
+        other.invoke(Op.ACQUIRE, name);
+        try {
+            Lease stolen = otherClient.acquire(
+                    name, LeaseOptions.of(Duration.ofSeconds(2)).withWaitTime(timing.millis(3_000)));
+            other.acquired(stolen);
+            register.write("other", stolen.fencingToken().getAsLong());
+            stolen.release();
+        } catch (LockTimeoutException e) {
+            other.fail(Op.ACQUIRE, name);
+        } catch (BackendUnavailableException e) {
+            other.unknown(Op.ACQUIRE, name);
+        }
+        // The holder kept it through the election (renewal on the new leader) or learnt it lost it.
+        boolean kept = lease.isValid();
+        if (kept) {
+            assertThat(register.write("holder", lease.fencingToken().getAsLong()))
+                    .as("the holder's write after the election")
+                    .isTrue();
+            holder.invoke(Op.RELEASE, name);
+            assertThat(lease.release()).isTrue();
+            holder.ok(Op.RELEASE, name);
+        }
+        other.invoke(Op.ACQUIRE, name);
+        Lease next =
+                otherClient.acquire(name, LeaseOptions.of(Duration.ofSeconds(2)).withWaitTime(timing.millis(10_000)));
+        other.acquired(next);
+        assertThat(next.fencingToken().getAsLong())
+                .as("fence after the leader's death")
+                .isGreaterThan(lease.fencingToken().getAsLong());
+        assertThat(register.write("other", next.fencingToken().getAsLong())).isTrue();
+        other.invoke(Op.RELEASE, name);
+        assertThat(next.release()).isTrue();
+        other.ok(Op.RELEASE, name);
+
+        leader.restart();
+        HistoryChecker.strict().check(history).assertValid();
+        assertThat(register.rejected()).as("stale writes").isZero();
+    }
+
+    @Test
+    @DisplayName("clients contending while the leader is killed and restarted never overlap and keep making progress")
+    void contentionThroughALeaderKill() throws Exception {
+        contendThrough("leader", () -> {
+            EtcdServer leader = awaitLeader();
+            leader.kill();
+            return leader::restart;
+        });
+    }
+
+    @Test
+    @DisplayName("clients contending while one member is frozen (SIGSTOP) fail over to the others: no second holder")
+    void contentionThroughAFrozenMember() throws Exception {
+        contendThrough("frozen", () -> {
+            EtcdServer first = cluster.members().get(0); // the first endpoint of every client's URI
+            first.pause();
+            return first::resume;
+        });
+    }
+
+    private interface Fault {
+        Runnable inject();
+    }
+
+    private void contendThrough(String label, Fault fault) throws Exception {
+        String name = "contend-" + label + "/" + System.nanoTime();
+        History history = new History();
+        FencedRegister register = new FencedRegister(name, history);
+        List<LockProvider> clients = List.of(client(), client(), client());
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicInteger acquiredDuringFault = new AtomicInteger();
+        AtomicBoolean faulty = new AtomicBoolean();
+        ExecutorService pool = Executors.newFixedThreadPool(clients.size());
+        List<Future<?>> done = new ArrayList<>();
+        try {
+            for (int t = 0; t < clients.size(); t++) {
+                LockProvider client = clients.get(t);
+                History.Recorder rec = history.client("client-" + t);
+                done.add(pool.submit(() -> {
+                    while (!stop.get()) {
+                        rec.invoke(Op.ACQUIRE, name);
+                        Lease lease;
+                        try {
+                            lease = client.acquire(
+                                    name, LeaseOptions.of(Duration.ofSeconds(2)).withWaitTime(Duration.ofSeconds(2)));
+                        } catch (LockTimeoutException e) {
+                            rec.fail(Op.ACQUIRE, name);
+                            continue;
+                        } catch (BackendUnavailableException e) {
+                            rec.unknown(Op.ACQUIRE, name);
+                            continue;
+                        }
+                        rec.acquired(lease);
+                        if (faulty.get()) {
+                            acquiredDuringFault.incrementAndGet();
+                        }
+                        register.write(rec.name(), lease.fencingToken().getAsLong());
+                        rec.invoke(Op.RELEASE, name);
+                        try {
+                            if (lease.release()) {
+                                rec.ok(Op.RELEASE, name);
+                            } else {
+                                rec.fail(Op.RELEASE, name);
+                            }
+                        } catch (BackendUnavailableException e) {
+                            rec.unknown(Op.RELEASE, name);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            Thread.sleep(timing.millis(1_000).toMillis());
+            Runnable undo = fault.inject();
+            faulty.set(true);
+            Thread.sleep(timing.millis(4_000).toMillis());
+            faulty.set(false);
+            undo.run();
+            Thread.sleep(timing.millis(1_000).toMillis());
+        } finally {
+            stop.set(true);
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            pool.shutdownNow();
+        }
+        assertThat(acquiredDuringFault.get())
+                .as("locks taken while the fault lasted (the clients failed over)")
+                .isPositive();
+        assertThat(register.rejected()).as("stale writes: %s", register).isZero();
+        HistoryChecker.strict().check(history).violations().stream()
+                .filter(v -> v.rule() != HistoryChecker.Rule.LEFTOVER_LOCK)
+                .findFirst()
+                .ifPresent(v -> {
+                    throw new AssertionError(v + "\nhistory:\n" + history);
+                });
+    }
+}
