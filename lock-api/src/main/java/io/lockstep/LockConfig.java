@@ -193,6 +193,12 @@ public final class LockConfig {
         }
         String raw = uri.toString();
         String userInfo = uri.getRawUserInfo();
+        String authority = uri.getRawAuthority();
+        if (userInfo == null && authority != null && authority.lastIndexOf('@') > 0) {
+            // A registry-based authority (several hosts, zookeeper://u:p@h1:2181,h2:2181) has no parsed
+            // user info, but its password must be hidden all the same.
+            userInfo = authority.substring(0, authority.lastIndexOf('@'));
+        }
         if (userInfo == null || !userInfo.contains(":")) {
             return raw;
         }

@@ -114,7 +114,7 @@ public final class BackendLockProvider<H> implements LockProvider {
         long waitNanos = options.waitTime().toNanos();
         String token = OwnerTokens.next();
         runtime.metrics().acquireAttempted(info.name());
-        @Nullable ReleaseWatch watch = waitNanos > 0 ? backend.watch(name) : null;
+        @Nullable ReleaseWatch watch = waitNanos > 0 ? backend.watch(name, token) : null;
         try {
             while (true) {
                 long sentAt = clock.nanoTime();

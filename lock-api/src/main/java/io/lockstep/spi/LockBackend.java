@@ -52,6 +52,17 @@ public interface LockBackend<H> extends AutoCloseable {
         return ReleaseWatch.polling();
     }
 
+    /**
+     * A watch for the waiter {@code ownerToken} on {@code name}, created before its first {@code
+     * tryLock} and closed when it stops waiting, granted or not. A backend that keeps a queue (ZooKeeper's
+     * sequential nodes, etcd's create revisions) keeps the waiter's place while the watch is open and
+     * removes it on close unless it was granted; a {@code tryLock} without an open watch for its token
+     * must leave nothing queued. By default {@link #watch(String)}.
+     */
+    default ReleaseWatch watch(String name, String ownerToken) {
+        return watch(name);
+    }
+
     /** A short description of where the backend is (host and port, never a password), for messages. */
     String describe();
 
