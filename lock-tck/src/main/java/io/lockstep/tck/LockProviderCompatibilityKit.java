@@ -197,7 +197,12 @@ public abstract class LockProviderCompatibilityKit {
         return LeaseOptions.of(leaseTime);
     }
 
-    private Duration longLease() {
+    /**
+     * A lease long enough never to end during a test (30 s, scaled). A provider whose leases cannot
+     * outlive a backend session (ZooKeeper refuses a lease time above the session timeout) returns a
+     * shorter one that still outlasts every test.
+     */
+    protected Duration longLease() {
         return timing.millis(30_000);
     }
 

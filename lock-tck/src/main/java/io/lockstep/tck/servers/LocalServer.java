@@ -54,6 +54,14 @@ public abstract class LocalServer implements AutoCloseable {
     /** The command line that starts the server on {@code port} in {@code workDir}. */
     protected abstract List<String> command(String executable, int port, Path workDir);
 
+    /**
+     * Where the program is: by default {@code executable} looked up on PATH. A launcher that runs a
+     * server in a JVM (ZooKeeper) returns this JVM's {@code java} instead.
+     */
+    protected Optional<String> locateExecutable() {
+        return findOnPath(executable);
+    }
+
     /** Whether the server answers on {@code port} (a protocol-level ping). */
     protected abstract boolean answers(int port);
 
@@ -66,7 +74,7 @@ public abstract class LocalServer implements AutoCloseable {
         if (process != null && process.isAlive()) {
             return this;
         }
-        String path = findOnPath(executable)
+        String path = locateExecutable()
                 .orElseThrow(() -> new IllegalStateException(
                         executable + " was not found on PATH; install it with: " + installHint));
         for (int attempt = 1; ; attempt++) {
@@ -129,7 +137,7 @@ public abstract class LocalServer implements AutoCloseable {
         if (isRunning()) {
             kill();
         }
-        launch(findOnPath(executable).orElseThrow());
+        launch(locateExecutable().orElseThrow());
     }
 
     /** Stops the server (SIGTERM, then SIGKILL after 5 s). Idempotent. */

@@ -1,0 +1,723 @@
+package io.lockstep.zookeeper.internal;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.Capability;
+import io.lockstep.LockRuntime;
+import io.lockstep.LossReason;
+import io.lockstep.ProviderInfo;
+import io.lockstep.StrengthTier;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Grant;
+import io.lockstep.spi.LockBackend;
+import io.lockstep.spi.ReleaseWatch;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Locks as a FIFO queue of ephemeral sequential znodes under one container node per lock name; the
+ * lowest node holds the lock and every waiter watches only the node just before its own.
+ *
+ * <p><b>Lease time.</b> ZooKeeper frees an ephemeral node only when its session ends, so the lease
+ * time is kept by the clients: a node's data is its lease time, its holder rewrites it to renew
+ * ({@code setData} on the version it wrote last), and the waiter right behind a node deletes it (on that
+ * version only) once it has seen the same version for longer than the lease time plus a drift
+ * allowance on its own monotonic clock. The waiter starts counting only after it read the version, which
+ * is after the holder sent the write, so the waiter never deletes a node whose holder still counts it
+ * valid. The holder's own client also deletes its node when the lease runs out, and the session's end
+ * frees it when the holder's process dies. A lease time longer than the session timeout is refused: the
+ * lease could otherwise outlive the session that holds the node.
+ *
+ * <p>Fencing token: the holder node's {@code czxid} (globally increasing), never its sequence suffix,
+ * which restarts when an empty parent is reaped.
+ *
+ * <p>Thread-safe.
+ */
+public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Handle> {
+
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperBackend.class);
+
+    /** What the backend claims; checked by the compatibility kit. */
+    public static final ProviderInfo INFO = new ProviderInfo(
+            "zookeeper",
+            StrengthTier.CONSENSUS,
+            EnumSet.of(
+                    Capability.FENCING,
+                    Capability.LEASE_EXPIRY,
+                    Capability.EXTEND,
+                    Capability.NOTIFIED_WAIT,
+                    Capability.FAIR));
+
+    /** Clock-rate allowance an observer adds before it expires another client's node: 1% plus 10 ms. */
+    static final double DRIFT = 0.01;
+
+    static final long DRIFT_FLOOR_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    /** How many times one tryLock re-reads the queue after removing an expired predecessor. */
+    private static final int MAX_ROUNDS = 4;
+
+    private final CuratorFramework client;
+    private final boolean closeClient;
+    private final String basePath;
+    private final List<ACL> acl;
+    private final LockRuntime runtime;
+    private final String where;
+    private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+    private final Set<Handle> live = ConcurrentHashMap.newKeySet();
+    /** Lock parents this client saw exist; a miss tries the one-round-trip create of parent and node. */
+    private final Set<String> knownParents = ConcurrentHashMap.newKeySet();
+
+    private final ConnectionStateListener stateListener = this::stateChanged;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Executor callbacks = ForkJoinPool.commonPool();
+
+    /**
+     * @param client a started client; closed with the backend only if {@code closeClient}
+     * @param basePath the znode under which lock parents live, e.g. {@code /lockstep}
+     * @param acl the ACL of every node this backend creates
+     * @param where the ensemble's address for messages (never a password)
+     */
+    public ZooKeeperBackend(
+            CuratorFramework client,
+            boolean closeClient,
+            String basePath,
+            List<ACL> acl,
+            LockRuntime runtime,
+            String where) {
+        this.client = Objects.requireNonNull(client, "client");
+        this.closeClient = closeClient;
+        this.basePath = Objects.requireNonNull(basePath, "basePath");
+        this.acl = List.copyOf(acl);
+        this.runtime = Objects.requireNonNull(runtime, "runtime");
+        this.where = Objects.requireNonNull(where, "where");
+        client.getConnectionStateListenable().addListener(stateListener);
+    }
+
+    /** A held lock: its node, its fence, the version its holder wrote last. */
+    public static final class Handle {
+        final String name;
+        final String token;
+        final String path;
+        final long czxid;
+        final long sessionId;
+        final CompletableFuture<LossReason> loss = new CompletableFuture<>();
+        volatile int version;
+        volatile boolean released;
+        volatile long deadline;
+        volatile @Nullable ScheduledFuture<?> expiry;
+
+        Handle(String name, String token, String path, long czxid, long sessionId, int version) {
+            this.name = name;
+            this.token = token;
+            this.path = path;
+            this.czxid = czxid;
+            this.sessionId = sessionId;
+            this.version = version;
+        }
+
+        /** The holder's node. */
+        public String path() {
+            return path;
+        }
+
+        @Override
+        public String toString() {
+            return "Handle[" + path + ", czxid=" + czxid + "]";
+        }
+    }
+
+    /** One waiter's (or one attempt's) place in a queue, between its first attempt and its end. */
+    private final class Entry implements Watcher {
+        final String name;
+        final String token;
+        final String parent;
+        final boolean waiting;
+
+        @Nullable
+        String node;
+
+        long czxid;
+        long sessionId;
+        int version;
+        long lastWriteSentAt;
+        boolean createMaybeSent;
+        boolean granted;
+        // What this waiter watches: its predecessor, the version it saw, and since when.
+        @Nullable
+        String observed;
+
+        int observedVersion = -1;
+        long observedSince;
+        private boolean signalled;
+
+        Entry(String name, String token, boolean waiting) {
+            this.name = name;
+            this.token = token;
+            this.parent = parentPath(name);
+            this.waiting = waiting;
+        }
+
+        @Override
+        public void process(org.apache.zookeeper.WatchedEvent event) {
+            signal();
+        }
+
+        synchronized void signal() {
+            signalled = true;
+            notifyAll();
+        }
+
+        synchronized boolean await(long nanos) throws InterruptedException {
+            long deadline = System.nanoTime() + nanos;
+            while (!signalled) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            signalled = false;
+            return true;
+        }
+    }
+
+    @Override
+    public ProviderInfo info() {
+        return INFO;
+    }
+
+    @Override
+    public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        long started = now();
+        long sessionTimeoutMs = requireConnected("acquiring lock '" + name + "'");
+        requireLeaseWithinSession(leaseTime, sessionTimeoutMs);
+        String key = key(name, ownerToken);
+        Entry entry = entries.computeIfAbsent(key, k -> new Entry(name, ownerToken, false));
+        try {
+            Attempt<Handle> attempt = attempt(entry, leaseTime, started);
+            if (attempt.isGranted()) {
+                entries.remove(key, entry);
+            } else if (!entry.waiting) {
+                // Nobody waits with this token: leave nothing queued.
+                entries.remove(key, entry);
+                deleteQuietly(entry.node);
+            }
+            return attempt;
+        } catch (Exception e) {
+            throw ZooKeeperErrors.map(e, "acquiring lock '" + name + "'", where);
+        }
+    }
+
+    private Attempt<Handle> attempt(Entry entry, Duration leaseTime, long started) throws Exception {
+        long leaseNanos = leaseTime.toNanos();
+        byte[] data = leaseData(leaseTime);
+        synchronized (entry) {
+            if (entry.node == null) {
+                locateOrCreate(entry, data);
+            }
+        }
+        for (int round = 0; ; round++) {
+            if (round > 2 * MAX_ROUNDS) {
+                return Attempt.busy(Duration.ofMillis(1)); // the queue keeps changing under us: look again soon
+            }
+            List<String> children = children(entry.parent);
+            String mine = LockPaths.leaf(Objects.requireNonNull(entry.node));
+            int index = children.indexOf(mine);
+            if (index < 0) {
+                // Our node is gone (expired by the waiter behind us, or our session ended): queue again.
+                synchronized (entry) {
+                    entry.node = null;
+                    entry.createMaybeSent = false;
+                    locateOrCreate(entry, data);
+                }
+                continue;
+            }
+            if (index == 0) {
+                return Attempt.granted(grant(entry, leaseTime, data, started));
+            }
+            if (!entry.waiting) {
+                return Attempt.busy(leaseTime);
+            }
+            refreshIfDue(entry, leaseNanos, data);
+            String predecessor = entry.parent + "/" + children.get(index - 1);
+            long retryAfter = observe(entry, predecessor);
+            if (retryAfter > 0 || round >= MAX_ROUNDS) {
+                long refreshIn = entry.lastWriteSentAt + leaseNanos / 3 - now();
+                return Attempt.busy(
+                        Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(retryAfter, refreshIn))));
+            }
+        }
+    }
+
+    /** Finds this token's node after a create whose reply was lost, or creates it. */
+    private void locateOrCreate(Entry entry, byte[] data) throws Exception {
+        if (entry.createMaybeSent) {
+            for (String child : children(entry.parent)) {
+                if (LockPaths.ownedBy(child, entry.token)) {
+                    String path = entry.parent + "/" + child;
+                    Stat stat = client.checkExists().forPath(path);
+                    if (stat != null) {
+                        adopt(entry, path, stat, now());
+                        return;
+                    }
+                }
+            }
+        }
+        entry.createMaybeSent = true;
+        String prefix = entry.parent + "/" + LockPaths.nodePrefix(entry.token);
+        long sentAt = now();
+        if (!knownParents.contains(entry.parent)) {
+            // A lock nobody holds has no parent: create parent and node in one transaction.
+            try {
+                List<CuratorOp> ops = List.of(
+                        client.transactionOp()
+                                .create()
+                                .withMode(CreateMode.CONTAINER)
+                                .withACL(acl)
+                                .forPath(entry.parent),
+                        client.transactionOp()
+                                .create()
+                                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                                .withACL(acl)
+                                .forPath(prefix, data));
+                List<CuratorTransactionResult> results = client.transaction().forOperations(ops);
+                knownParents.add(entry.parent);
+                Stat parentStat = results.get(0).getResultStat();
+                String path = results.get(1).getResultPath();
+                if (parentStat != null) {
+                    // One transaction, one zxid: the node was created with the parent's czxid.
+                    entry.node = path;
+                    entry.czxid = parentStat.getCzxid();
+                    entry.version = 0;
+                    entry.sessionId = client.getZookeeperClient().getZooKeeper().getSessionId();
+                    entry.lastWriteSentAt = sentAt;
+                } else {
+                    Stat stat = Objects.requireNonNull(client.checkExists().forPath(path), path);
+                    adopt(entry, path, stat, sentAt);
+                }
+                return;
+            } catch (KeeperException.NodeExistsException parentExists) {
+                knownParents.add(entry.parent);
+            } catch (KeeperException.NoNodeException noBase) {
+                // The base path is missing: the create below makes it.
+            }
+        }
+        Stat stat = new Stat();
+        String path;
+        try {
+            path = client.create()
+                    .storingStatIn(stat)
+                    .creatingParentContainersIfNeeded()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .withACL(acl, true)
+                    .forPath(prefix, data);
+        } finally {
+            knownParents.add(entry.parent);
+        }
+        adopt(entry, path, stat, sentAt);
+    }
+
+    private static void adopt(Entry entry, String path, Stat stat, long writeSentAt) {
+        entry.node = path;
+        entry.czxid = stat.getCzxid();
+        entry.sessionId = stat.getEphemeralOwner();
+        entry.version = stat.getVersion();
+        entry.lastWriteSentAt = writeSentAt;
+    }
+
+    private Grant<Handle> grant(Entry entry, Duration leaseTime, byte[] data, long started) throws Exception {
+        long leaseNanos = leaseTime.toNanos();
+        String node = Objects.requireNonNull(entry.node);
+        // Observers count our lease from our last write; refresh it if waiting used up a third of it,
+        // or if the node still carries another lease time.
+        if (now() - entry.lastWriteSentAt > leaseNanos / 3) {
+            writeLease(entry, data);
+        }
+        long validity = Math.min(leaseNanos, entry.lastWriteSentAt + leaseNanos - started);
+        boolean sessionEnded = client.getZookeeperClient().getZooKeeper().getSessionId() != entry.sessionId;
+        entry.granted = true;
+        Handle handle = new Handle(entry.name, entry.token, node, entry.czxid, entry.sessionId, entry.version);
+        live.add(handle);
+        scheduleExpiry(handle, entry.lastWriteSentAt + leaseNanos);
+        if (sessionEnded) {
+            // The session that made the node has already ended: the grant is lost from the start.
+            markLost(handle, LossReason.SESSION_EXPIRED);
+        }
+        return new Grant<>(handle, OptionalLong.of(entry.czxid), Duration.ofNanos(Math.max(0, validity)), handle.loss);
+    }
+
+    /** Rewrites a waiting node's lease so the waiter behind does not expire it. */
+    private void refreshIfDue(Entry entry, long leaseNanos, byte[] data) throws Exception {
+        if (now() - entry.lastWriteSentAt > leaseNanos / 3) {
+            writeLease(entry, data);
+        }
+    }
+
+    private void writeLease(Entry entry, byte[] data) throws Exception {
+        long sentAt = now();
+        Stat stat = client.setData().withVersion(entry.version).forPath(Objects.requireNonNull(entry.node), data);
+        entry.version = stat.getVersion();
+        entry.lastWriteSentAt = sentAt;
+    }
+
+    /**
+     * Reads the predecessor (and watches it); deletes it if its version did not change for longer than
+     * its lease. Returns how long until it may be expired, or 0 to look at the queue again now.
+     */
+    private long observe(Entry entry, String predecessor) throws Exception {
+        Stat stat = new Stat();
+        byte[] data;
+        try {
+            data = client.getData().storingStatIn(stat).usingWatcher(entry).forPath(predecessor);
+        } catch (KeeperException.NoNodeException gone) {
+            return 0;
+        }
+        long seenAt = now(); // after the reply: later than the predecessor's write was sent
+        if (!predecessor.equals(entry.observed) || stat.getVersion() != entry.observedVersion) {
+            entry.observed = predecessor;
+            entry.observedVersion = stat.getVersion();
+            entry.observedSince = seenAt;
+        }
+        long lease = leaseNanosOf(data);
+        long expiresAt = entry.observedSince + lease + Math.max(DRIFT_FLOOR_NANOS, (long) (lease * DRIFT));
+        long left = expiresAt - now();
+        if (left > 0) {
+            return left;
+        }
+        try {
+            client.delete().withVersion(entry.observedVersion).forPath(predecessor);
+            log.info(
+                    "Removed the node of a holder of lock '{}' that did not renew within its lease: {}",
+                    entry.name,
+                    predecessor);
+        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException renewedOrGone) {
+            // It was renewed or released meanwhile: look again.
+        }
+        return 0;
+    }
+
+    private long leaseNanosOf(byte[] data) {
+        try {
+            long millis = Long.parseLong(new String(data, StandardCharsets.US_ASCII).strip());
+            if (millis > 0) {
+                return TimeUnit.MILLISECONDS.toNanos(millis);
+            }
+        } catch (NumberFormatException e) {
+            // Not one of ours: count it as a session-long lease.
+        }
+        return TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMillis());
+    }
+
+    @Override
+    public Optional<Duration> extend(Handle handle, Duration leaseTime) {
+        long sessionTimeoutMs = sessionTimeoutMillis();
+        requireLeaseWithinSession(leaseTime, sessionTimeoutMs);
+        if (handle.loss.isDone() || handle.released) {
+            return Optional.empty();
+        }
+        if (!client.getZookeeperClient().isConnected()) {
+            // SUSPENDED: do not wait for a reconnect; the lease ends by its deadline unless one comes.
+            throw new BackendUnavailableException(
+                    "ZooKeeper at " + where + " is not connected (the session is in doubt); lock '" + handle.name
+                            + "' cannot be renewed now",
+                    null,
+                    true);
+        }
+        byte[] data = leaseData(leaseTime);
+        try {
+            for (int attempt = 0; attempt < 2; attempt++) {
+                long sentAt = now();
+                try {
+                    Stat stat = client.setData().withVersion(handle.version).forPath(handle.path, data);
+                    handle.version = stat.getVersion();
+                    scheduleExpiry(handle, sentAt + leaseTime.toNanos());
+                    return Optional.of(leaseTime);
+                } catch (KeeperException.BadVersionException e) {
+                    // A renewal whose reply was lost may have been applied: adopt the version if the node
+                    // is still ours and write again, so the lease counts from a write sent now.
+                    Stat stat = client.checkExists().forPath(handle.path);
+                    if (stat == null || stat.getCzxid() != handle.czxid) {
+                        markLost(handle, LossReason.NOT_HELD);
+                        return Optional.empty();
+                    }
+                    handle.version = stat.getVersion();
+                }
+            }
+            return Optional.empty();
+        } catch (KeeperException.NoNodeException e) {
+            markLost(handle, LossReason.NOT_HELD);
+            return Optional.empty();
+        } catch (Exception e) {
+            throw ZooKeeperErrors.map(e, "renewing lock '" + handle.name + "'", where);
+        }
+    }
+
+    @Override
+    public boolean release(Handle handle) {
+        boolean wasHeld = !handle.loss.isDone() && !handle.released && handle.deadline - now() > 0;
+        handle.released = true;
+        cancelExpiry(handle);
+        live.remove(handle);
+        try {
+            // By path: the node's name carries this holder's owner token, so no one else's node has it.
+            client.delete().forPath(handle.path);
+            return wasHeld;
+        } catch (KeeperException.NoNodeException e) {
+            return false;
+        } catch (Exception e) {
+            // Free it once the connection is back (if the session survives; else it is gone already).
+            deleteQuietly(handle.path);
+            throw ZooKeeperErrors.map(e, "releasing lock '" + handle.name + "'", where);
+        }
+    }
+
+    @Override
+    public void abandon(String name, String ownerToken) {
+        Entry entry = entries.remove(key(name, ownerToken));
+        if (entry == null) {
+            return;
+        }
+        try {
+            if (entry.node != null) {
+                deleteQuietly(entry.node);
+            } else if (entry.createMaybeSent) {
+                for (String child : children(entry.parent)) {
+                    if (LockPaths.ownedBy(child, ownerToken)) {
+                        deleteQuietly(entry.parent + "/" + child);
+                    }
+                }
+            }
+        } catch (Exception e) {
+            log.debug("Could not look for the node of an abandoned attempt on lock '{}'", name, e);
+        }
+    }
+
+    @Override
+    public ReleaseWatch watch(String name, String ownerToken) {
+        String key = key(name, ownerToken);
+        Entry entry = new Entry(name, ownerToken, true);
+        entries.put(key, entry);
+        return new ReleaseWatch() {
+            @Override
+            public boolean await(Duration timeout) throws InterruptedException {
+                return entry.await(timeout.toNanos());
+            }
+
+            @Override
+            public void close() {
+                entries.remove(key, entry);
+                if (!entry.granted) {
+                    deleteQuietly(entry.node); // gave up: leave the queue
+                }
+            }
+        };
+    }
+
+    @Override
+    public String describe() {
+        return where;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        client.getConnectionStateListenable().removeListener(stateListener);
+        for (Handle handle : List.copyOf(live)) {
+            cancelExpiry(handle);
+        }
+        if (closeClient) {
+            client.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ sessions and expiry
+
+    private void stateChanged(CuratorFramework source, ConnectionState state) {
+        long session = currentSession();
+        switch (state) {
+            case SUSPENDED ->
+                log.warn(
+                        "ZooKeeper connection to {} suspended: {} lease(s) are in doubt and end by their deadlines"
+                                + " unless the connection comes back within the session",
+                        where,
+                        live.size());
+            case LOST -> {
+                for (Handle handle : List.copyOf(live)) {
+                    markLost(handle, LossReason.SESSION_EXPIRED);
+                }
+                entries.values().forEach(Entry::signal);
+            }
+            case CONNECTED, RECONNECTED -> {
+                for (Handle handle : List.copyOf(live)) {
+                    if (handle.sessionId != session) {
+                        markLost(handle, LossReason.SESSION_EXPIRED);
+                    }
+                }
+                entries.values().forEach(Entry::signal);
+            }
+            default -> {}
+        }
+    }
+
+    private long currentSession() {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    private void markLost(Handle handle, LossReason reason) {
+        live.remove(handle);
+        cancelExpiry(handle);
+        if (!handle.loss.isDone() && !handle.released) {
+            // The session may still be alive (Curator's LOST is declared after a suspension as long as
+            // the session): make sure the node goes, so the lock is not held by a lease nobody has.
+            deleteQuietly(handle.path);
+            // Lease callbacks must not run on Curator's event thread.
+            callbacks.execute(() -> handle.loss.complete(reason));
+        }
+    }
+
+    /** The holder's own client deletes its node when its lease runs out unrenewed. */
+    private void scheduleExpiry(Handle handle, long deadline) {
+        cancelExpiry(handle);
+        handle.deadline = deadline;
+        try {
+            handle.expiry = runtime.scheduler()
+                    .schedule(
+                            () -> runtime.renewalExecutor().execute(() -> {
+                                if (!handle.released && !handle.loss.isDone()) {
+                                    live.remove(handle);
+                                    deleteQuietly(handle.path);
+                                }
+                            }),
+                            Math.max(0, deadline - now()),
+                            TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            log.debug("Lease scheduler is shut down; lock node {} ends with its lease or session", handle.path);
+        }
+    }
+
+    private static void cancelExpiry(Handle handle) {
+        ScheduledFuture<?> expiry = handle.expiry;
+        if (expiry != null) {
+            expiry.cancel(false);
+        }
+    }
+
+    /** Deletes {@code path} in the background, retried by Curator until it is gone or the session ends. */
+    private void deleteQuietly(@Nullable String path) {
+        if (path == null) {
+            return;
+        }
+        try {
+            client.delete().guaranteed().inBackground().forPath(path);
+        } catch (Exception e) {
+            log.debug("Could not delete lock node {}", path, e);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private List<String> children(String parent) throws Exception {
+        try {
+            List<String> children = new ArrayList<>(client.getChildren().forPath(parent));
+            children.sort(LockPaths.BY_SEQUENCE);
+            return children;
+        } catch (KeeperException.NoNodeException e) {
+            knownParents.remove(parent);
+            return List.of();
+        }
+    }
+
+    private long requireConnected(String what) {
+        if (closed.get()) {
+            throw new IllegalStateException("the ZooKeeper backend for " + where + " is closed");
+        }
+        try {
+            if (!client.getZookeeperClient().isConnected()
+                    && !client.getZookeeperClient().blockUntilConnectedOrTimedOut()) {
+                throw new BackendUnavailableException(
+                        "ZooKeeper at " + where + " could not be reached within the connection timeout ("
+                                + client.getZookeeperClient().getConnectionTimeoutMs() + " ms) while " + what,
+                        null,
+                        true);
+            }
+        } catch (InterruptedException e) {
+            throw ZooKeeperErrors.map(e, what, where);
+        }
+        return sessionTimeoutMillis();
+    }
+
+    /** The session timeout the server granted (the requested one until the first connection). */
+    public long sessionTimeoutMillis() {
+        try {
+            int negotiated = client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+            if (negotiated > 0) {
+                return negotiated;
+            }
+        } catch (Exception e) {
+            // not connected yet
+        }
+        return client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs() > 0
+                ? client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs()
+                : Long.MAX_VALUE;
+    }
+
+    private void requireLeaseWithinSession(Duration leaseTime, long sessionTimeoutMs) {
+        if (leaseTime.toMillis() > sessionTimeoutMs) {
+            throw new IllegalArgumentException(
+                    "leaseTime " + leaseTime + " is longer than the ZooKeeper session timeout ("
+                            + sessionTimeoutMs + " ms) negotiated with " + where
+                            + ": a lock node cannot outlive its session; use a shorter leaseTime with autoRenew,"
+                            + " or a longer sessionTimeout");
+        }
+    }
+
+    private String parentPath(String name) {
+        return basePath + "/" + LockPaths.encode(name);
+    }
+
+    private static String key(String name, String ownerToken) {
+        return ownerToken + "\u0000" + name;
+    }
+
+    private static byte[] leaseData(Duration leaseTime) {
+        return Long.toString(Math.max(1, leaseTime.toMillis())).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private long now() {
+        return runtime.clock().nanoTime();
+    }
+}
