@@ -105,7 +105,11 @@ final class BrokenProviders {
     private BrokenProviders() {}
 
     static LockProvider open(Mutation mutation, InMemoryLockStore store) {
-        LockRuntime.Builder builder = LockRuntime.builder().clock(store.clock());
+        return open(mutation, store, LockRuntime.builder().clock(store.clock()));
+    }
+
+    /** As {@link #open(Mutation, InMemoryLockStore)}, on a runtime built from {@code builder}. */
+    static LockProvider open(Mutation mutation, InMemoryLockStore store, LockRuntime.Builder builder) {
         if (mutation == Mutation.ABANDON_NOTHING) {
             builder.retryAttempts(1);
         }
