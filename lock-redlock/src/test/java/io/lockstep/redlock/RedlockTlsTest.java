@@ -38,6 +38,7 @@ class RedlockTlsTest {
     private static RedisServer loopback; // its certificate names 127.0.0.1
     private static Path trustsBoth;
     private static Path trustsLoopbackOnly;
+    private static SSLContext jvmDefault;
 
     @BeforeAll
     static void start() throws Exception {
@@ -46,6 +47,7 @@ class RedlockTlsTest {
         certificate(dir, "loopback", "/CN=127.0.0.1", "subjectAltName=IP:127.0.0.1");
         trustsBoth = trustStore(dir, "both.p12", "other", "loopback");
         trustsLoopbackOnly = trustStore(dir, "loopback.p12", "loopback");
+        jvmDefault = SSLContext.getDefault();
         SSLContext.setDefault(context(trustsBoth));
         otherHost = RedisServer.startTls(dir.resolve("other.pem"), dir.resolve("other.key"));
         loopback = RedisServer.startTls(dir.resolve("loopback.pem"), dir.resolve("loopback.key"));
@@ -53,6 +55,9 @@ class RedlockTlsTest {
 
     @AfterAll
     static void stop() {
+        if (jvmDefault != null) {
+            SSLContext.setDefault(jvmDefault);
+        }
         if (otherHost != null) {
             otherHost.close();
         }

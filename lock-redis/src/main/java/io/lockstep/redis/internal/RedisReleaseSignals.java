@@ -59,7 +59,11 @@ public final class RedisReleaseSignals implements AutoCloseable {
         this.where = where;
     }
 
-    /** A watch on {@code name}, live (subscribed) when this returns unless Redis is unreachable. */
+    /**
+     * A watch on {@code name}: live (subscribed) when this returns, unless subscribing failed, in which
+     * case the waiter polls. Waits for the subscription only while no attempt has failed, and at most
+     * {@link #FIRST_SUBSCRIPTION_WAIT}.
+     */
     public ReleaseWatch watch(String name) {
         ensureStarted();
         Watch watch = new Watch(name);
@@ -195,6 +199,7 @@ public final class RedisReleaseSignals implements AutoCloseable {
         if (t != null) {
             t.interrupt();
         }
+        attempt.countDown();
         wakeEveryone();
     }
 
