@@ -220,4 +220,10 @@ final class MutantKits {
             super(Mutation.PREDICTABLE_TOKENS);
         }
     }
+
+    static final class JavaUtilRandomTokens extends MutantKit {
+        JavaUtilRandomTokens() {
+            super(Mutation.JAVA_UTIL_RANDOM_TOKENS);
+        }
+    }
 }
