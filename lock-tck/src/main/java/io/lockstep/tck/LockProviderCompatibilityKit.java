@@ -349,7 +349,7 @@ public abstract class LockProviderCompatibilityKit {
 
         @Test
         @DisplayName(
-                "owner tokens are unguessable: 128 bits of hex, distinct, sharing no long prefix or suffix, with balanced bits")
+                "owner tokens are unguessable: 128 bits of hex, distinct, no shared long prefix or suffix, balanced bits, not java.util.Random")
         void ownerTokensAreUnpredictable() {
             LockProvider other = anotherClient();
             List<String> tokens = new ArrayList<>();

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -99,7 +100,9 @@ final class BrokenProviders {
         /** Auto-renewal renews when nine tenths of the lease have passed. */
         RENEWS_TOO_LATE,
         /** Owner tokens come from a counter. */
-        PREDICTABLE_TOKENS
+        PREDICTABLE_TOKENS,
+        /** Owner tokens are two {@code nextLong()}s of a {@link java.util.Random}: they look random. */
+        JAVA_UTIL_RANDOM_TOKENS
     }
 
     private BrokenProviders() {}
@@ -145,7 +148,8 @@ final class BrokenProviders {
                     CLOSED_PROVIDER_GRANTS,
                     RENEWAL_GIVES_UP_AFTER_ONE_ERROR,
                     RENEWS_TOO_LATE,
-                    PREDICTABLE_TOKENS -> new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
+                    PREDICTABLE_TOKENS,
+                    JAVA_UTIL_RANDOM_TOKENS -> new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
         };
     }
 
@@ -295,6 +299,7 @@ final class BrokenProviders {
 
     private static final class BrokenProvider implements LockProvider {
         private static final AtomicLong COUNTER = new AtomicLong();
+        private static final Random RANDOM = new Random();
         private final Mutation mutation;
         private final InMemoryLockProvider delegate;
         private final Set<BrokenLease> leases = ConcurrentHashMap.newKeySet();
@@ -426,9 +431,16 @@ final class BrokenProviders {
             this.delegate = delegate;
             this.live = live;
             this.ownDeadline = System.nanoTime() + delegate.remaining().toNanos();
-            this.token = mutation == Mutation.PREDICTABLE_TOKENS
-                    ? String.format("%032x", BrokenProvider.COUNTER.incrementAndGet())
-                    : delegate.ownerToken();
+            this.token = switch (mutation) {
+                case PREDICTABLE_TOKENS -> String.format("%032x", BrokenProvider.COUNTER.incrementAndGet());
+                case JAVA_UTIL_RANDOM_TOKENS -> {
+                    synchronized (BrokenProvider.RANDOM) {
+                        yield String.format(
+                                "%016x%016x", BrokenProvider.RANDOM.nextLong(), BrokenProvider.RANDOM.nextLong());
+                    }
+                }
+                default -> delegate.ownerToken();
+            };
         }
 
         /** The provider's own renewal, the way the mutation gets it wrong. */

@@ -111,6 +111,8 @@ class KitMutationTest {
                 Arguments.of(
                         MutantKits.PredictableTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),
                 Arguments.of(
+                        MutantKits.JavaUtilRandomTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),
+                Arguments.of(
                         MutantKits.AbandonNothing.class, "RepliesLost", "lostReplyLeavesNoLock", "Fault: replies lost"),
                 Arguments.of(
                         MutantKits.RetryNotIdempotent.class,

@@ -253,4 +253,10 @@ final class MutantKits {
             return fairQueue(true);
         }
     }
+
+    static final class JavaUtilRandomTokens extends MutantKit {
+        JavaUtilRandomTokens() {
+            super(Mutation.JAVA_UTIL_RANDOM_TOKENS);
+        }
+    }
 }
