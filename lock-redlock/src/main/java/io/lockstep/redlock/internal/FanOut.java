@@ -45,6 +45,7 @@ final class FanOut implements AutoCloseable {
     /** How long a background read of a reply nobody waits for may take before the connection is dropped. */
     private static final int DRAIN_TIMEOUT_MILLIS = 5_000;
 
+    private static final long SETTLE_MARGIN_MILLIS = 3;
     private static final long FIRST_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1_000;
 
