@@ -141,9 +141,9 @@ final class FanOut implements AutoCloseable {
             replies.put(s.node().index(), receive(s, request, parser, millisLeft(left), timeoutNanos));
         }
         List<Reply<T>> out = replies.await(enough, deadlineNanos);
-        long uncertainty =
-                holding.stream().mapToLong(Node::clockUncertaintyMillis).max().orElse(0);
-        long settledAt = start + TimeUnit.MILLISECONDS.toNanos(budgetMillis + 2 * uncertainty + 1);
+        // Nodes refuse what they run after deadlineMillis here (Node#onNodeClock); 3 ms cover the rounding
+        // of both clocks to whole milliseconds.
+        long settledAt = start + TimeUnit.MILLISECONDS.toNanos(budgetMillis + SETTLE_MARGIN_MILLIS);
         return new Result<>(out, settledAt);
     }
 
