@@ -124,6 +124,9 @@ class RedlockLoadTest {
             stop.set(true);
             pool.shutdownNow();
         }
+        System.out.printf(
+                "%d threads for %s: %d acquired, %d unavailable, %d busy, %d releases found nothing%n",
+                THREADS, RUN, acquired.get(), unavailable.get(), busy.get(), notReleased.get());
         assertThat(unavailable.get())
                 .as(
                         "calls that threw BackendUnavailableException, e.g. %s",

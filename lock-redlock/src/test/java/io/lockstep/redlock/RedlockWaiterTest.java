@@ -75,6 +75,8 @@ class RedlockWaiterTest {
             assertThat(got).as("the lock is held all along").isEmpty();
             long scripts = scripts(2) - scriptsBefore;
             long fences = fence(2, "bare") - fenceBefore;
+            System.out.printf(
+                    "bare quorum, waiter for %s: %d scripts on the third node, fence +%d%n", wait, scripts, fences);
             // At the default retry delay (50–100 ms between rounds), a round is an acquire and a cleanup.
             assertThat(scripts).as("scripts run on the third node in %s", wait).isLessThan(300);
             assertThat(fences).as("fence counter growth on the third node").isLessThan(150);
@@ -133,6 +135,13 @@ class RedlockWaiterTest {
         }
         HistoryChecker.strict().check(history).assertValid();
         List<Long> sorted = fences.stream().sorted().toList();
+        long[] scriptsAfter = new long[nodes.size()];
+        for (int i = 0; i < nodes.size(); i++) {
+            scriptsAfter[i] = scripts(i) - scriptsBefore[i];
+        }
+        System.out.printf(
+                "%d handovers among 4 waiters: fences %s, scripts per node %s%n",
+                sorted.size(), sorted, java.util.Arrays.toString(scriptsAfter));
         assertThat(sorted.get(sorted.size() - 1) - sorted.get(0))
                 .as("fence spread over %d handovers: %s", sorted.size(), sorted)
                 .isLessThan(20L * sorted.size());

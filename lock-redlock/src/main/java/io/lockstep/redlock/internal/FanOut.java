@@ -45,6 +45,7 @@ final class FanOut implements AutoCloseable {
     /** How long a background read of a reply nobody waits for may take before the connection is dropped. */
     private static final int DRAIN_TIMEOUT_MILLIS = 5_000;
 
+    private static final long SETTLE_MARGIN_MILLIS = 3;
     private static final long FIRST_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1_000;
 
@@ -140,9 +141,9 @@ final class FanOut implements AutoCloseable {
             replies.put(s.node().index(), receive(s, request, parser, millisLeft(left), timeoutNanos));
         }
         List<Reply<T>> out = replies.await(enough, deadlineNanos);
-        long uncertainty =
-                holding.stream().mapToLong(Node::clockUncertaintyMillis).max().orElse(0);
-        long settledAt = start + TimeUnit.MILLISECONDS.toNanos(budgetMillis + 2 * uncertainty + 1);
+        // Nodes refuse what they run after deadlineMillis here (Node#onNodeClock); 3 ms cover the rounding
+        // of both clocks to whole milliseconds.
+        long settledAt = start + TimeUnit.MILLISECONDS.toNanos(budgetMillis + SETTLE_MARGIN_MILLIS);
         return new Result<>(out, settledAt);
     }
 

@@ -295,17 +295,19 @@ final class Node {
     }
 
     /**
-     * {@code localMillis} (this JVM's wall clock) on the node's wall clock, plus the uncertainty of the
-     * measured offset between the clocks: the deadline a request carries. The local deadline is taken
-     * before any connection is set up, so a request whose set-up blocked (a paused node) is refused late
-     * by the node. Refusing late is always safe, so a wrong offset costs availability, never exclusion.
-     * 0 (no deadline) only while the offset was never measured, which a borrowed connection rules out.
+     * {@code localMillis} (this JVM's wall clock) on the node's wall clock, less the uncertainty of the
+     * measured offset between the clocks: the deadline a request carries. Whatever the true offset, the
+     * node then refuses a request it runs after {@code localMillis} here, so a cleanup sent after that
+     * instant can never be overtaken by it. The local deadline is taken before any connection is set up,
+     * so a request whose set-up blocked (a paused node) is refused as late. Refusing early is always safe:
+     * a wrong offset costs availability, never exclusion. 0 (no deadline) only while the offset was never
+     * measured, which a borrowed connection rules out.
      */
     long onNodeClock(long localMillis) {
         if (!clockKnown) {
             return 0;
         }
-        return localMillis + clockOffsetMillis + clockUncertaintyMillis;
+        return localMillis + clockOffsetMillis - clockUncertaintyMillis;
     }
 
     /**
@@ -321,18 +323,22 @@ final class Node {
         clockOffsetMillis = offset;
     }
 
-    /** How far off the measured offset between this JVM's clock and the node's may be, in ms. */
-    long clockUncertaintyMillis() {
-        return clockUncertaintyMillis;
-    }
-
+    /** The offset from the best of three {@code TIME} round trips (the shortest bounds it tightest). */
     private void measureClock(Jedis jedis) {
-        long before = System.currentTimeMillis();
-        List<String> time = jedis.time();
-        long after = System.currentTimeMillis();
-        long nodeMillis = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-        clockOffsetMillis = nodeMillis - (before + after) / 2;
-        clockUncertaintyMillis = (after - before) / 2 + 1;
+        long bestRoundTrip = Long.MAX_VALUE;
+        long bestOffset = 0;
+        for (int i = 0; i < 3; i++) {
+            long before = System.currentTimeMillis();
+            List<String> time = jedis.time();
+            long after = System.currentTimeMillis();
+            if (after - before < bestRoundTrip) {
+                long nodeMillis = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+                bestRoundTrip = after - before;
+                bestOffset = nodeMillis - (before + after) / 2;
+            }
+        }
+        clockOffsetMillis = bestOffset;
+        clockUncertaintyMillis = bestRoundTrip / 2 + 1;
         clockKnown = true;
     }
 
