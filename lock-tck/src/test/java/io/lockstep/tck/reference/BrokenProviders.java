@@ -15,8 +15,10 @@ import io.lockstep.spi.ReleaseWatch;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** The reference provider with one deliberate bug each: the kit must catch every one. */
 final class BrokenProviders {
@@ -36,7 +38,9 @@ final class BrokenProviders {
         /** extend() reports success whether or not the lease still owns the lock. */
         EXTEND_IGNORES_OWNERSHIP,
         /** Leases believe they are valid three times longer than the backend keeps the lock. */
-        VALIDITY_LONGER_THAN_GRANTED
+        VALIDITY_LONGER_THAN_GRANTED,
+        /** release() of one lease also frees every other lock the same client holds. */
+        RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT
     }
 
     private BrokenProviders() {}
@@ -44,7 +48,11 @@ final class BrokenProviders {
     static LockProvider open(Mutation mutation, InMemoryLockStore store) {
         LockRuntime runtime = LockRuntime.builder().clock(store.clock()).build();
         return switch (mutation) {
-            case RELEASE_WITHOUT_OWNER_CHECK, NO_EXPIRY, REPEATING_FENCES, VALIDITY_LONGER_THAN_GRANTED ->
+            case RELEASE_WITHOUT_OWNER_CHECK,
+                    NO_EXPIRY,
+                    REPEATING_FENCES,
+                    VALIDITY_LONGER_THAN_GRANTED,
+                    RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT ->
                 new BackendLockProvider<>(new BrokenBackend(mutation, new InMemoryLockBackend(store)), runtime);
             case FAIL_OPEN_WHEN_DOWN, LOST_NEVER_COMPLETES, EXTEND_IGNORES_OWNERSHIP ->
                 new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
@@ -55,6 +63,7 @@ final class BrokenProviders {
         private static final Duration FOREVER = Duration.ofDays(365);
         private final Mutation mutation;
         private final InMemoryLockBackend delegate;
+        private final Set<InMemoryLockBackend.Handle> granted = ConcurrentHashMap.newKeySet();
 
         BrokenBackend(Mutation mutation, InMemoryLockBackend delegate) {
             this.mutation = mutation;
@@ -74,6 +83,7 @@ final class BrokenProviders {
                 return attempt;
             }
             Grant<InMemoryLockBackend.Handle> grant = attempt.grant();
+            granted.add(grant.handle());
             return switch (mutation) {
                 case NO_EXPIRY -> Attempt.granted(Grant.of(grant.handle(), grant.fencingToken(), leaseTime));
                 case REPEATING_FENCES -> Attempt.granted(Grant.of(grant.handle(), OptionalLong.of(1), leaseTime));
@@ -97,6 +107,15 @@ final class BrokenProviders {
                 boolean held = delegate.store().isHeld(handle.lock());
                 delegate.store().forceRelease(handle.lock());
                 return held;
+            }
+            if (mutation == Mutation.RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT) {
+                // As a backend keyed by client (one session per connection) would: everything goes at once.
+                boolean released = delegate.release(handle);
+                for (InMemoryLockBackend.Handle other : granted) {
+                    delegate.release(other);
+                }
+                granted.clear();
+                return released;
             }
             return delegate.release(handle);
         }

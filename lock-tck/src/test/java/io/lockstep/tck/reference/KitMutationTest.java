@@ -47,7 +47,13 @@ class KitMutationTest {
                         "Fault: contention through a fault"),
                 Arguments.of(MutantKits.LostNeverCompletes.class, "Loss", "Loss signal"),
                 Arguments.of(MutantKits.ExtendIgnoresOwnership.class, "Ownership", "Ownership"),
-                Arguments.of(MutantKits.ValidityLongerThanGranted.class, "Expiry", "Expiry"));
+                Arguments.of(MutantKits.ValidityLongerThanGranted.class, "Expiry", "Expiry"),
+                Arguments.of(
+                        MutantKits.ReleaseFreesEveryLockOfTheClient.class,
+                        "ModelBasedSequences",
+                        "Model-based sequences"),
+                Arguments.of(MutantKits.ReleaseWithoutOwnerCheck.class, "ModelBasedSequences", "Model-based sequences"),
+                Arguments.of(MutantKits.NoExpiry.class, "ModelBasedSequences", "Model-based sequences"));
     }
 
     @ParameterizedTest(name = "{0} fails \"{2}\"")

@@ -96,4 +96,12 @@ final class MutantKits {
             return Mutation.VALIDITY_LONGER_THAN_GRANTED;
         }
     }
+
+    static final class ReleaseFreesEveryLockOfTheClient extends MutantKit {
+        @Override
+        @Nullable
+        Mutation mutation() {
+            return Mutation.RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT;
+        }
+    }
 }
