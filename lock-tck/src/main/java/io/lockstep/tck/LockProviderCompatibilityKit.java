@@ -232,6 +232,43 @@ public abstract class LockProviderCompatibilityKit {
     }
 
     @Nested
+    @DisplayName("Model-based sequences")
+    class ModelBasedSequences {
+        private ModelSequences.Plan plan(int rounds, int stepsPerRound, boolean withExpiry) {
+            return new ModelSequences.Plan(
+                    rounds, stepsPerRound, withExpiry, shortLease(), longLease(), margin(), timing.millis(20));
+        }
+
+        private void run(ModelSequences.Plan plan) {
+            List<LockProvider> clients = List.of(provider, anotherClient(), anotherClient());
+            List<String> names = List.of(lockName("model/a"), lockName("model/a/b"));
+            new ModelSequences(
+                            info(),
+                            clients,
+                            names,
+                            plan,
+                            ModelSequences.seedFromSystemProperty(),
+                            LockProviderCompatibilityKit.this::track)
+                    .run();
+        }
+
+        @Test
+        @DisplayName(
+                "random tryAcquire, acquire, extend and release steps of three clients on two names agree with a model of the lock (the seed is printed on failure)")
+        void randomStepsAgreeWithTheModel() {
+            run(plan(1, 120, false));
+        }
+
+        @Test
+        @DisplayName(
+                "random steps with short leases and waits past them agree with a model of the lock: expiry frees the lock, ends the lease and fires lost()")
+        void randomStepsWithExpiryAgreeWithTheModel() {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            run(plan(3, 16, true));
+        }
+    }
+
+    @Nested
     @DisplayName("Exclusion")
     class Exclusion {
         @Test

@@ -102,7 +102,9 @@ final class BrokenProviders {
         /** Owner tokens come from a counter. */
         PREDICTABLE_TOKENS,
         /** Owner tokens are two {@code nextLong()}s of a {@link java.util.Random}: they look random. */
-        JAVA_UTIL_RANDOM_TOKENS
+        JAVA_UTIL_RANDOM_TOKENS,
+        /** release() of one lease also frees every other lock the same client holds. */
+        RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT
     }
 
     private BrokenProviders() {}
@@ -132,7 +134,8 @@ final class BrokenProviders {
                     WATCH_SUBSCRIBES_LATE,
                     ABANDON_NOTHING,
                     RETRY_NOT_IDEMPOTENT,
-                    VALIDITY_FROM_REPLY ->
+                    VALIDITY_FROM_REPLY,
+                    RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT ->
                 new BackendLockProvider<>(new BrokenBackend(mutation, new InMemoryLockBackend(store)), runtime);
             case FAIL_OPEN_WHEN_DOWN,
                     LOST_NEVER_COMPLETES,
@@ -172,6 +175,7 @@ final class BrokenProviders {
         private final Set<String> tried = ConcurrentHashMap.newKeySet();
         private final Mutation mutation;
         private final InMemoryLockBackend delegate;
+        private final Set<InMemoryLockBackend.Handle> granted = ConcurrentHashMap.newKeySet();
 
         BrokenBackend(Mutation mutation, InMemoryLockBackend delegate) {
             this.mutation = mutation;
@@ -197,6 +201,7 @@ final class BrokenProviders {
                 return attempt;
             }
             Grant<InMemoryLockBackend.Handle> grant = attempt.grant();
+            granted.add(grant.handle());
             return switch (mutation) {
                 case NO_EXPIRY -> Attempt.granted(Grant.of(grant.handle(), grant.fencingToken(), leaseTime));
                 case REPEATING_FENCES -> Attempt.granted(Grant.of(grant.handle(), OptionalLong.of(1), leaseTime));
@@ -236,6 +241,15 @@ final class BrokenProviders {
                 }
                 delegate.store().forceRelease(delegate.connection(), handle.lock());
                 return true;
+            }
+            if (mutation == Mutation.RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT) {
+                // As a backend keyed by client (one session per connection) would: everything goes at once.
+                boolean released = delegate.release(handle);
+                for (InMemoryLockBackend.Handle other : granted) {
+                    delegate.release(other);
+                }
+                granted.clear();
+                return released;
             }
             return delegate.release(handle);
         }

@@ -125,7 +125,15 @@ class KitMutationTest {
                         "Renewal",
                         "autoRenewalSurvivesATransientFailure",
                         "Renewal"),
-                Arguments.of(MutantKits.RenewsTooLate.class, "Renewal", "autoRenewalRenewsEarlyEnough", "Renewal"));
+                Arguments.of(MutantKits.RenewsTooLate.class, "Renewal", "autoRenewalRenewsEarlyEnough", "Renewal"),
+                Arguments.of(
+                        MutantKits.ReleaseFreesEveryLockOfTheClient.class,
+                        "ModelBasedSequences",
+                        "",
+                        "Model-based sequences"),
+                Arguments.of(
+                        MutantKits.ReleaseWithoutOwnerCheck.class, "ModelBasedSequences", "", "Model-based sequences"),
+                Arguments.of(MutantKits.NoExpiry.class, "ModelBasedSequences", "", "Model-based sequences"));
     }
 
     /** The reference's outcome per selection: the control runs once however many mutants share it. */

@@ -259,4 +259,12 @@ final class MutantKits {
             super(Mutation.JAVA_UTIL_RANDOM_TOKENS);
         }
     }
+
+    static final class ReleaseFreesEveryLockOfTheClient extends MutantKit {
+        @Override
+        @Nullable
+        Mutation mutation() {
+            return Mutation.RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT;
+        }
+    }
 }
