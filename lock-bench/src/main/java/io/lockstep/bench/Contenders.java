@@ -39,6 +39,12 @@ final class Contenders {
     /** {@code SET NX PX}, then compare-and-delete. */
     static final Map<String, Double> SETNX_MIX = Map.of("set", 1.0, "evalsha", 1.0, "get", 1.0, "del", 1.0);
 
+    /** Redisson's RLock, as seen: its lock and unlock scripts by EVAL, and what runs inside them. */
+    static final Map<String, Double> REDISSON_RLOCK_MIX = Map.of("eval", 2.0);
+
+    /** Redisson's RFencedLock, as seen. */
+    static final Map<String, Double> REDISSON_FENCED_MIX = Map.of("eval", 2.0);
+
     private Contenders() {}
 
     /** What a benchmark must be seen to do on every server per operation, and the scripts every server must have run. */
@@ -62,6 +68,12 @@ final class Contenders {
         if (backend.startsWith("floor-redlock-")) {
             return new RawFloors.Redlock(addresses);
         }
+        if (backend.equals("redisson-rlock")) {
+            return new Peers.RedissonRLock(addresses.get(0));
+        }
+        if (backend.equals("redisson-fenced")) {
+            return new Peers.RedissonFenced(addresses.get(0));
+        }
         if (backend.equals("redis")) {
             return new Lockstep(RedisLockProvider.builder(new JedisPooled(addresses.get(0)))
                     .closeClient(true)
@@ -79,6 +91,12 @@ final class Contenders {
 
     /** What {@code backend} must be seen to do. */
     static Expectation expectation(String backend) {
+        if (backend.equals("redisson-rlock")) {
+            return new Expectation(REDISSON_RLOCK_MIX, List.of());
+        }
+        if (backend.equals("redisson-fenced")) {
+            return new Expectation(REDISSON_FENCED_MIX, List.of());
+        }
         if (backend.equals("jedis-setnx")) {
             return new Expectation(SETNX_MIX, List.of(RawFloors.sha1(RawFloors.COMPARE_AND_DELETE)));
         }
