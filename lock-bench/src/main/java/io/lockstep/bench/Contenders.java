@@ -39,11 +39,34 @@ final class Contenders {
     /** {@code SET NX PX}, then compare-and-delete. */
     static final Map<String, Double> SETNX_MIX = Map.of("set", 1.0, "evalsha", 1.0, "get", 1.0, "del", 1.0);
 
-    /** Redisson's RLock, as seen: its lock and unlock scripts by EVAL, and what runs inside them. */
-    static final Map<String, Double> REDISSON_RLOCK_MIX = Map.of("eval", 2.0);
+    /**
+     * Redisson 3.52's RLock, as its servers saw it: its lock and unlock scripts by EVALSHA, a hash per
+     * lock ({@code HINCRBY}, {@code HEXISTS}), an unlock latch ({@code GET}, {@code SET}, {@code DEL}) and
+     * a release notice.
+     */
+    static final Map<String, Double> REDISSON_RLOCK_MIX = Map.of(
+            "evalsha", 2.0,
+            "del", 2.0,
+            "exists", 1.0,
+            "get", 1.0,
+            "hexists", 1.0,
+            "hincrby", 2.0,
+            "pexpire", 1.0,
+            "publish", 1.0,
+            "set", 1.0);
 
-    /** Redisson's RFencedLock, as seen. */
-    static final Map<String, Double> REDISSON_FENCED_MIX = Map.of("eval", 2.0);
+    /** Redisson 3.52's RFencedLock, as seen: RLock's mix and an {@code INCR} of its token counter. */
+    static final Map<String, Double> REDISSON_FENCED_MIX = Map.ofEntries(
+            Map.entry("evalsha", 2.0),
+            Map.entry("del", 2.0),
+            Map.entry("exists", 1.0),
+            Map.entry("get", 1.0),
+            Map.entry("hexists", 1.0),
+            Map.entry("hincrby", 2.0),
+            Map.entry("incr", 1.0),
+            Map.entry("pexpire", 1.0),
+            Map.entry("publish", 1.0),
+            Map.entry("set", 1.0));
 
     private Contenders() {}
 
