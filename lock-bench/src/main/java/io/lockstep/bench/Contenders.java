@@ -39,6 +39,35 @@ final class Contenders {
     /** {@code SET NX PX}, then compare-and-delete. */
     static final Map<String, Double> SETNX_MIX = Map.of("set", 1.0, "evalsha", 1.0, "get", 1.0, "del", 1.0);
 
+    /**
+     * Redisson 3.52's RLock, as its servers saw it: its lock and unlock scripts by EVALSHA, a hash per
+     * lock ({@code HINCRBY}, {@code HEXISTS}), an unlock latch ({@code GET}, {@code SET}, {@code DEL}) and
+     * a release notice.
+     */
+    static final Map<String, Double> REDISSON_RLOCK_MIX = Map.of(
+            "evalsha", 2.0,
+            "del", 2.0,
+            "exists", 1.0,
+            "get", 1.0,
+            "hexists", 1.0,
+            "hincrby", 2.0,
+            "pexpire", 1.0,
+            "publish", 1.0,
+            "set", 1.0);
+
+    /** Redisson 3.52's RFencedLock, as seen: RLock's mix and an {@code INCR} of its token counter. */
+    static final Map<String, Double> REDISSON_FENCED_MIX = Map.ofEntries(
+            Map.entry("evalsha", 2.0),
+            Map.entry("del", 2.0),
+            Map.entry("exists", 1.0),
+            Map.entry("get", 1.0),
+            Map.entry("hexists", 1.0),
+            Map.entry("hincrby", 2.0),
+            Map.entry("incr", 1.0),
+            Map.entry("pexpire", 1.0),
+            Map.entry("publish", 1.0),
+            Map.entry("set", 1.0));
+
     private Contenders() {}
 
     /** What a benchmark must be seen to do on every server per operation, and the scripts every server must have run. */
@@ -62,6 +91,12 @@ final class Contenders {
         if (backend.startsWith("floor-redlock-")) {
             return new RawFloors.Redlock(addresses);
         }
+        if (backend.equals("redisson-rlock")) {
+            return new Peers.RedissonRLock(addresses.get(0));
+        }
+        if (backend.equals("redisson-fenced")) {
+            return new Peers.RedissonFenced(addresses.get(0));
+        }
         if (backend.equals("redis")) {
             return new Lockstep(RedisLockProvider.builder(new JedisPooled(addresses.get(0)))
                     .closeClient(true)
@@ -79,6 +114,12 @@ final class Contenders {
 
     /** What {@code backend} must be seen to do. */
     static Expectation expectation(String backend) {
+        if (backend.equals("redisson-rlock")) {
+            return new Expectation(REDISSON_RLOCK_MIX, List.of());
+        }
+        if (backend.equals("redisson-fenced")) {
+            return new Expectation(REDISSON_FENCED_MIX, List.of());
+        }
         if (backend.equals("jedis-setnx")) {
             return new Expectation(SETNX_MIX, List.of(RawFloors.sha1(RawFloors.COMPARE_AND_DELETE)));
         }

@@ -24,7 +24,9 @@ class ContendersTest {
                 "floor-redlock-1",
                 "redlock-1",
                 "floor-redlock-3",
-                "redlock-3"
+                "redlock-3",
+                "redisson-rlock",
+                "redisson-fenced"
             })
     @DisplayName("a contender runs its expected commands per operation on every node")
     void runsItsExpectedMix(String backend) {
