@@ -73,15 +73,10 @@ public class EtcdBenchmark {
     private @Nullable EtcdServer etcd;
     private @Nullable Client raw;
     private @Nullable LockProvider locks;
-    private @Nullable LockProvider waiterLocks;
     private long sessionLease;
     private final ByteSequence prefix = bytes("floor/bench/");
     private final ByteSequence name = bytes("jetcd-lock-bench");
     private final String lockName = "bench-" + UUID.randomUUID();
-    private final ExecutorService waiterThread = Executors.newSingleThreadExecutor();
-    private @Nullable Lease held;
-    private @Nullable Future<Lease> waiting;
-    private @Nullable Lease handedOver;
 
     /** Starts etcd and the clients. */
     @Setup(Level.Trial)
@@ -100,18 +95,13 @@ public class EtcdBenchmark {
             public void onCompleted() {}
         });
         locks = Locks.open(etcd.uri());
-        waiterLocks = Locks.open(etcd.uri());
     }
 
     /** Stops everything. */
     @TearDown(Level.Trial)
     public void stop() {
-        waiterThread.shutdownNow();
         if (locks != null) {
             locks.close();
-        }
-        if (waiterLocks != null) {
-            waiterLocks.close();
         }
         if (raw != null) {
             raw.close();
@@ -166,50 +156,84 @@ public class EtcdBenchmark {
         }
     }
 
-    /** Before each handoff: the holder holds and the waiter has queued behind it. */
-    @Setup(Level.Invocation)
-    public void queueAWaiter() throws Exception {
-        if (!"etcd".equals(backend)) {
-            return;
+    /** The handoff's own state, so its per-invocation setup never runs around {@code acquireRelease}. */
+    @State(Scope.Benchmark)
+    public static class Handoff {
+        private final LeaseOptions options = LeaseOptions.of(Duration.ofSeconds(30));
+        private final String lockName = "handoff-" + UUID.randomUUID();
+        private final ExecutorService waiterThread = Executors.newSingleThreadExecutor();
+        private @Nullable EtcdServer etcd;
+        private @Nullable Client raw;
+        private @Nullable LockProvider holder;
+        private @Nullable LockProvider waiter;
+        private @Nullable Lease held;
+        private @Nullable Future<Lease> waiting;
+        private @Nullable Lease handedOver;
+
+        /** Starts etcd and two clients. */
+        @Setup(Level.Trial)
+        public void start() {
+            etcd = EtcdServer.start();
+            raw = Client.builder().endpoints(etcd.endpoint()).build();
+            holder = Locks.open(etcd.uri());
+            waiter = Locks.open(etcd.uri());
         }
-        held = locks.tryAcquire(lockName, options).orElseThrow();
-        waiting =
-                waiterThread.submit(() -> waiterLocks.acquire(lockName, options.withWaitTime(Duration.ofSeconds(10))));
-        ByteSequence queue = bytes("lockstep/" + lockName + "/");
-        while (raw.getKVClient()
-                        .get(
-                                queue,
-                                GetOption.builder()
-                                        .isPrefix(true)
-                                        .withCountOnly(true)
-                                        .build())
-                        .get()
-                        .getCount()
-                < 2) {
-            Thread.onSpinWait();
+
+        /** Before each handoff: the holder holds and the waiter has queued behind it. */
+        @Setup(Level.Invocation)
+        public void queueAWaiter() throws Exception {
+            held = holder.tryAcquire(lockName, options).orElseThrow();
+            waiting = waiterThread.submit(() -> waiter.acquire(lockName, options.withWaitTime(Duration.ofSeconds(10))));
+            ByteSequence queue = bytes("lockstep/" + lockName + "/");
+            while (raw.getKVClient()
+                            .get(queue, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                            .get()
+                            .getCount()
+                    < 2) {
+                Thread.onSpinWait();
+            }
+            // The waiter's key exists; give it the moment it needs to look up its predecessor and open
+            // its watch, so the figure is a handoff to a waiter already watching (a release that races
+            // the watch's creation is delivered by etcd's catch-up loop, every 100 ms).
+            Thread.sleep(10);
+        }
+
+        /** After each handoff: the waiter lets go. */
+        @TearDown(Level.Invocation)
+        public void releaseTheWaiter() {
+            if (handedOver != null) {
+                handedOver.release();
+                handedOver = null;
+            }
+        }
+
+        /** Stops everything. */
+        @TearDown(Level.Trial)
+        public void stop() {
+            waiterThread.shutdownNow();
+            if (holder != null) {
+                holder.close();
+            }
+            if (waiter != null) {
+                waiter.close();
+            }
+            if (raw != null) {
+                raw.close();
+            }
+            if (etcd != null) {
+                etcd.close();
+            }
         }
     }
 
-    /** After each handoff: the waiter lets go. */
-    @TearDown(Level.Invocation)
-    public void releaseTheWaiter() {
-        if (handedOver != null) {
-            handedOver.release();
-            handedOver = null;
-        }
-    }
-
-    /** Release by one client until the queued waiter on another client holds the lock. */
+    /** Release by one client until the waiter queued on another client holds the lock. */
     @Benchmark
     @BenchmarkMode(Mode.SampleTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
-    public Object handoff() throws Exception {
-        if (!"etcd".equals(backend)) {
-            return null; // only lock-etcd queues waiters; the other params skip this
-        }
-        held.release();
-        handedOver = waiting.get(10, TimeUnit.SECONDS);
-        return handedOver;
+    public Object handoff(Handoff h) throws Exception {
+        h.held.release();
+        h.handedOver = h.waiting.get(10, TimeUnit.SECONDS);
+        return h.handedOver;
     }
 
     private static ByteSequence bytes(String s) {
