@@ -189,7 +189,8 @@ public class ZooKeeperBenchmark {
         @Setup(Level.Invocation)
         public void holdAndQueue() throws Exception {
             if (lock.equals("lockstep")) {
-                held = holder.tryAcquire("handoff", LEASE).orElseThrow();
+                // The waiter may still be releasing the previous round's lease.
+                held = holder.acquire("handoff", LEASE.withWaitTime(Duration.ofSeconds(10)));
             } else {
                 holderMutex.acquire();
             }
