@@ -67,8 +67,9 @@ public final class ZooKeeperLockProviderFactory implements LockProviderFactory {
                 .connectString(s.hosts + s.chroot)
                 .sessionTimeoutMs((int) s.sessionTimeout.toMillis())
                 .connectionTimeoutMs((int) s.connectionTimeout.toMillis())
-                // One quick retry inside Curator; Lockstep's own retry (with backoff) wraps every call.
-                .retryPolicy(new RetryNTimes(1, 20))
+                // No retry inside Curator: a create retried there after a lost reply would queue twice.
+                // Lockstep's own retry (with backoff) wraps every call and finds the first node by token.
+                .retryPolicy(new RetryNTimes(0, 0))
                 .aclProvider(new FixedAcl(s.acl));
         if (s.user != null) {
             builder.authorization("digest", (s.user + ":" + s.password).getBytes(StandardCharsets.UTF_8));
@@ -121,7 +122,13 @@ public final class ZooKeeperLockProviderFactory implements LockProviderFactory {
             } catch (KeeperException.NoAuthException e) {
                 throw credentialsRefused(s, List.of());
             }
-            List<ACL> acl = curator.getACL().forPath(s.basePath);
+            List<ACL> acl;
+            try {
+                acl = curator.getACL().forPath(s.basePath);
+            } catch (KeeperException.NoAuthException e) {
+                // Since ZooKeeper 3.9 reading an ACL needs READ: these credentials may not even look.
+                throw credentialsRefused(s, List.of());
+            }
             if (!mayLock(acl, s)) {
                 throw credentialsRefused(s, acl);
             }

@@ -4,6 +4,7 @@ import io.lockstep.LockProvider;
 import io.lockstep.tck.Timing;
 import io.lockstep.tck.servers.LocalServer;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
@@ -26,6 +27,23 @@ final class ZooKeeperTesting {
     static String settings(Timing timing) {
         return "?sessionTimeout=" + sessionTimeout(timing).toMillis() + "ms&connectionTimeout="
                 + timing.millis(2_000).toMillis() + "ms";
+    }
+
+    /** Polls {@code condition} every 10 ms until it holds; fails naming {@code what} after {@code timeout}. */
+    static Duration await(String what, Duration timeout, BooleanSupplier condition) {
+        long start = System.nanoTime();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - start > timeout.toNanos()) {
+                throw new AssertionError("not within " + timeout + ": " + what);
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting: " + what, e);
+            }
+        }
+        return Duration.ofNanos(System.nanoTime() - start);
     }
 
     /** A provider wired to a started Curator client pointed at a port nothing listens on. */

@@ -29,13 +29,14 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.transaction.CuratorOp;
-import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
@@ -80,6 +81,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
     static final double DRIFT = 0.01;
 
     static final long DRIFT_FLOOR_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    /** Parents remembered before the cache starts over: it only saves a round trip, it must not grow. */
+    private static final int MAX_KNOWN_PARENTS = 10_000;
 
     /** How many times one tryLock re-reads the queue after removing an expired predecessor. */
     private static final int MAX_ROUNDS = 4;
@@ -250,6 +254,13 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             }
             List<String> children = children(entry.parent);
             String mine = LockPaths.leaf(Objects.requireNonNull(entry.node));
+            for (String child : children) {
+                if (LockPaths.ownedBy(child, entry.token) && !child.equals(mine)) {
+                    // A create retried inside the client after a lost reply left a twin: remove it, so
+                    // this token never has two places in the queue (CURATOR-604).
+                    deleteQuietly(entry.parent + "/" + child);
+                }
+            }
             int index = children.indexOf(mine);
             if (index < 0) {
                 // Our node is gone (expired by the waiter behind us, or our session ended): queue again.
@@ -297,35 +308,36 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         if (!knownParents.contains(entry.parent)) {
             // A lock nobody holds has no parent: create parent and node in one transaction.
             try {
-                List<CuratorOp> ops = List.of(
-                        client.transactionOp()
-                                .create()
-                                .withMode(CreateMode.CONTAINER)
-                                .withACL(acl)
-                                .forPath(entry.parent),
-                        client.transactionOp()
-                                .create()
-                                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                                .withACL(acl)
-                                .forPath(prefix, data));
-                List<CuratorTransactionResult> results = client.transaction().forOperations(ops);
-                knownParents.add(entry.parent);
-                Stat parentStat = results.get(0).getResultStat();
-                String path = results.get(1).getResultPath();
+                // The raw handle, because Curator's transaction result drops the create stats. Curator's
+                // namespace (if the caller's client has one) is prefixed here; a chroot is the handle's.
+                ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+                String ns =
+                        client.getNamespace() == null || client.getNamespace().isEmpty()
+                                ? ""
+                                : "/" + client.getNamespace();
+                List<OpResult> results = zk.multi(List.of(
+                        Op.create(ns + entry.parent, new byte[0], acl, CreateMode.CONTAINER),
+                        Op.create(ns + prefix, data, acl, CreateMode.EPHEMERAL_SEQUENTIAL)));
+                rememberParent(entry.parent);
+                Stat parentStat = ((OpResult.CreateResult) results.get(0)).getStat();
+                String path = entry.parent + "/" + LockPaths.leaf(((OpResult.CreateResult) results.get(1)).getPath());
                 if (parentStat != null) {
                     // One transaction, one zxid: the node was created with the parent's czxid.
                     entry.node = path;
                     entry.czxid = parentStat.getCzxid();
                     entry.version = 0;
-                    entry.sessionId = client.getZookeeperClient().getZooKeeper().getSessionId();
+                    entry.sessionId = zk.getSessionId();
                     entry.lastWriteSentAt = sentAt;
                 } else {
-                    Stat stat = Objects.requireNonNull(client.checkExists().forPath(path), path);
+                    Stat stat = client.checkExists().forPath(path);
+                    if (stat == null) {
+                        throw new KeeperException.NoNodeException(path);
+                    }
                     adopt(entry, path, stat, sentAt);
                 }
                 return;
             } catch (KeeperException.NodeExistsException parentExists) {
-                knownParents.add(entry.parent);
+                rememberParent(entry.parent);
             } catch (KeeperException.NoNodeException noBase) {
                 // The base path is missing: the create below makes it.
             }
@@ -340,9 +352,16 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                     .withACL(acl, true)
                     .forPath(prefix, data);
         } finally {
-            knownParents.add(entry.parent);
+            rememberParent(entry.parent);
         }
         adopt(entry, path, stat, sentAt);
+    }
+
+    private void rememberParent(String parent) {
+        if (knownParents.size() >= MAX_KNOWN_PARENTS) {
+            knownParents.clear();
+        }
+        knownParents.add(parent);
     }
 
     private static void adopt(Entry entry, String path, Stat stat, long writeSentAt) {
@@ -501,6 +520,14 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
 
     @Override
     public void abandon(String name, String ownerToken) {
+        for (Handle handle : List.copyOf(live)) {
+            if (handle.token.equals(ownerToken) && handle.name.equals(name)) {
+                // A renewal that landed after its lease was given up: free the node it kept alive.
+                live.remove(handle);
+                cancelExpiry(handle);
+                deleteQuietly(handle.path);
+            }
+        }
         Entry entry = entries.remove(key(name, ownerToken));
         if (entry == null) {
             return;

@@ -1,0 +1,60 @@
+package io.lockstep.zookeeper;
+
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
+import io.lockstep.tck.LockProviderCompatibilityKit;
+import io.lockstep.tck.faults.BackendFaults;
+import io.lockstep.tck.servers.ZooKeeperEnsemble;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("lock-zookeeper passes the compatibility kit on a 3-node ZooKeeper ensemble, faults included")
+class ZooKeeperEnsembleCompatibilityTest extends LockProviderCompatibilityKit {
+
+    private static ZooKeeperEnsemble ensemble;
+    private static EnsembleFaults faults;
+
+    @BeforeAll
+    static void startEnsemble() {
+        ensemble = ZooKeeperEnsemble.start(3);
+        faults = EnsembleFaults.proxied(ensemble);
+    }
+
+    @AfterAll
+    static void stopEnsemble() {
+        if (faults != null) {
+            faults.close();
+        }
+        if (ensemble != null) {
+            ensemble.close();
+        }
+    }
+
+    @Override
+    protected LockProvider newProvider() {
+        return Locks.open("zookeeper://" + faults.proxiedConnectString() + ZooKeeperTesting.settings(timing));
+    }
+
+    @Override
+    protected Optional<LockProvider> newUnreachableProvider() {
+        return Optional.of(ZooKeeperTesting.unreachable());
+    }
+
+    @Override
+    protected BackendFaults faults() {
+        return faults;
+    }
+
+    @Override
+    protected Optional<String> childJvmUri() {
+        return Optional.of(ensemble.uri() + ZooKeeperTesting.settings(timing));
+    }
+
+    @Override
+    protected Duration longLease() {
+        return ZooKeeperTesting.sessionTimeout(timing);
+    }
+}

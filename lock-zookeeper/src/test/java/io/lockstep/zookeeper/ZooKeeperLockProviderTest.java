@@ -1,0 +1,322 @@
+package io.lockstep.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
+import io.lockstep.LossReason;
+import io.lockstep.tck.Timing;
+import io.lockstep.tck.faults.TcpProxy;
+import io.lockstep.tck.servers.ZooKeeperServer;
+import io.lockstep.zookeeper.internal.LockPaths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+@DisplayName("lock-zookeeper on one real server: names, queue order, fences, cleanup, sessions")
+class ZooKeeperLockProviderTest {
+
+    private static final Timing timing = Timing.fromSystemProperty();
+    private static ZooKeeperServer zk;
+    private static TcpProxy proxy;
+    private static CuratorFramework admin;
+
+    private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
+
+    @BeforeAll
+    static void start() {
+        zk = ZooKeeperServer.start();
+        proxy = TcpProxy.start(zk.host(), zk.port());
+        admin = CuratorFrameworkFactory.newClient(zk.connectString(), 10_000, 2_000, new RetryNTimes(3, 100));
+        admin.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (admin != null) {
+            admin.close();
+        }
+        if (proxy != null) {
+            proxy.close();
+        }
+        if (zk != null) {
+            zk.close();
+        }
+    }
+
+    @AfterEach
+    void closeAll() {
+        proxy.heal();
+        List<AutoCloseable> all = new ArrayList<>(toClose);
+        Collections.reverse(all);
+        for (AutoCloseable c : all) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // teardown
+            }
+        }
+    }
+
+    private LockProvider client() {
+        LockProvider provider = Locks.open(zk.uri() + ZooKeeperTesting.settings(timing));
+        toClose.add(provider);
+        return provider;
+    }
+
+    private LockProvider proxiedClient() {
+        LockProvider provider =
+                Locks.open("zookeeper://" + proxy.host() + ":" + proxy.port() + ZooKeeperTesting.settings(timing));
+        toClose.add(provider);
+        return provider;
+    }
+
+    private static LeaseOptions lease(long millis) {
+        return LeaseOptions.of(timing.millis(millis));
+    }
+
+    @Test
+    @DisplayName("'a', 'a/b' and 'a%2Fb' are three locks, each one znode segment under the base path")
+    void namesNeverMeet() throws Exception {
+        LockProvider locks = client();
+        List<Lease> held = new ArrayList<>();
+        for (String name : List.of("enc-a", "enc-a/b", "enc-a%2Fb", "enc-a/../b", "enc-ü")) {
+            Optional<Lease> lease = locks.tryAcquire(name, lease(5_000));
+            assertThat(lease).as(name).isPresent();
+            held.add(lease.get());
+        }
+        List<String> parents = admin.getChildren().forPath(ZooKeeperLockProvider.DEFAULT_BASE_PATH);
+        assertThat(parents).contains("enc-a", "enc-a%2Fb", "enc-a%252Fb", "enc-a%2F%2E%2E%2Fb", "enc-%C3%BC");
+        for (String parent : parents) {
+            if (parent.startsWith("enc-")) {
+                assertThat(LockPaths.encode(LockPaths.decode(parent))).isEqualTo(parent);
+            }
+        }
+        held.forEach(Lease::release);
+    }
+
+    @Test
+    @DisplayName("the fencing token is the holder node's czxid, not its sequence number")
+    void fenceIsTheNodeCzxid() throws Exception {
+        Lease lease = client().tryAcquire("fence-czxid", lease(5_000)).orElseThrow();
+        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/fence-czxid";
+        List<String> nodes = admin.getChildren().forPath(parent);
+        assertThat(nodes).hasSize(1);
+        Stat stat = admin.checkExists().forPath(parent + "/" + nodes.get(0));
+        assertThat(lease.fencingToken()).hasValue(stat.getCzxid());
+        assertThat(nodes.get(0)).startsWith(lease.ownerToken() + "-");
+        lease.release();
+    }
+
+    @Test
+    @DisplayName("waiters from different clients get the lock in the order they started waiting (FIFO)")
+    void waitersAreServedInArrivalOrder() throws Exception {
+        String name = "fifo";
+        Lease first = client().tryAcquire(name, lease(8_000)).orElseThrow();
+        int waiters = 4;
+        List<LockProvider> clients = new ArrayList<>();
+        for (int i = 0; i < waiters; i++) {
+            clients.add(client());
+        }
+        List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService pool = Executors.newFixedThreadPool(waiters);
+        List<Future<?>> done = new ArrayList<>();
+        try {
+            String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/" + name;
+            for (int i = 0; i < waiters; i++) {
+                int id = i;
+                LockProvider c = clients.get(i);
+                done.add(pool.submit(() -> {
+                    Lease l = c.acquire(name, lease(8_000).withWaitTime(timing.millis(30_000)));
+                    order.add(id);
+                    l.release();
+                    return null;
+                }));
+                // The next waiter starts only once this one is queued (its node exists).
+                int queued = i + 2;
+                ZooKeeperTesting.await("waiter " + i + " queued", timing.millis(10_000), () -> {
+                    try {
+                        return admin.getChildren().forPath(parent).size() >= queued;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                });
+            }
+            first.release();
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(order).containsExactly(0, 1, 2, 3);
+    }
+
+    @Test
+    @DisplayName("after locks are released no znode per name is left: parents are containers the server reaps")
+    void noZnodePerNameIsLeft() throws Exception {
+        LockProvider locks = client();
+        LockProvider other = client();
+        for (int i = 0; i < 20; i++) {
+            String name = "reap-" + i;
+            Lease lease = locks.tryAcquire(name, lease(5_000)).orElseThrow();
+            // A tryAcquire that loses leaves nothing queued, a waiter that times out neither.
+            assertThat(other.tryAcquire(name, lease(5_000))).isEmpty();
+            if (i % 5 == 0) {
+                assertThat(other.tryAcquire(name, lease(5_000).withWaitTime(Duration.ofMillis(50))))
+                        .isEmpty();
+            }
+            lease.release();
+        }
+        ZooKeeperTesting.await("every lock parent reaped", timing.millis(15_000), () -> {
+            try {
+                return admin.getChildren().forPath(ZooKeeperLockProvider.DEFAULT_BASE_PATH).stream()
+                        .noneMatch(p -> p.startsWith("reap-"));
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    @Test
+    @DisplayName(
+            "when the server expires the session, lost() says SESSION_EXPIRED, extend and release report it, and the next holder is untouched")
+    void sessionExpiryIsNeverSilent() throws Exception {
+        LockProvider holder = client();
+        Lease lease = holder.tryAcquire("expire", lease(7_000).withAutoRenew()).orElseThrow();
+        CompletableFuture<LossReason> lost = lease.lost().toCompletableFuture();
+        ZooKeeperSessions.expire(holder, zk.connectString());
+        assertThat(lost.get(timing.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
+                .isEqualTo(LossReason.SESSION_EXPIRED);
+        assertThat(lease.isValid()).isFalse();
+        Lease next = client().acquire("expire", lease(7_000).withWaitTime(timing.millis(5_000)));
+        assertThat(next.fencingToken().getAsLong())
+                .isGreaterThan(lease.fencingToken().getAsLong());
+        // The old holder's client is on a new session now; its release must report the loss and leave
+        // the new holder's node alone (Curator's "released on a new session" trap).
+        assertThat(lease.extend(timing.millis(5_000))).isFalse();
+        assertThat(lease.release()).isFalse();
+        assertThat(holder.tryAcquire("expire", lease(5_000))).isEmpty();
+        assertThat(next.isValid()).isTrue();
+        assertThat(next.release()).isTrue();
+        // The same client can lock again on its new session.
+        holder.tryAcquire("expire", lease(5_000)).orElseThrow().release();
+    }
+
+    @Test
+    @DisplayName(
+            "raw Curator InterProcessMutex still says it holds the lock after its session expired (the trap we test for)")
+    void curatorMutexTrapAfterSessionLoss() throws Exception {
+        try (CuratorFramework raw =
+                CuratorFrameworkFactory.newClient(zk.connectString(), 8_000, 2_000, new RetryNTimes(3, 100))) {
+            raw.start();
+            raw.blockUntilConnected();
+            InterProcessMutex mutex = new InterProcessMutex(raw, "/curator-trap");
+            assertThat(mutex.acquire(5, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<ConnectionState> lostState = new CompletableFuture<>();
+            raw.getConnectionStateListenable().addListener((c, s) -> {
+                if (s == ConnectionState.LOST) {
+                    lostState.complete(s);
+                }
+            });
+            long session = raw.getZookeeperClient().getZooKeeper().getSessionId();
+            LockProvider lockstep = ZooKeeperLockProvider.builder(raw).build();
+            toClose.add(lockstep);
+            ZooKeeperSessions.expire(lockstep, zk.connectString());
+            lostState.get(10, TimeUnit.SECONDS);
+            assertThat(session).isNotZero();
+            // Curator's recipe keeps its in-process ownership: a caller that trusts it would go on
+            // writing while another process takes the lock. Lockstep completes lost() instead.
+            assertThat(mutex.isAcquiredInThisProcess()).isTrue();
+            InterProcessMutex other = new InterProcessMutex(admin, "/curator-trap");
+            assertThat(other.acquire(5, TimeUnit.SECONDS)).isTrue();
+            other.release();
+        }
+    }
+
+    @Test
+    @DisplayName("a lease held across a reconnect within the same session stays valid with the same fence")
+    void reconnectWithinTheSessionKeepsTheLease() throws Exception {
+        LockProvider holder = proxiedClient();
+        CuratorFramework curator = ((ZooKeeperLockProvider) holder).curator();
+        List<ConnectionState> states = Collections.synchronizedList(new ArrayList<>());
+        curator.getConnectionStateListenable().addListener((c, s) -> states.add(s));
+        long session = curator.getZookeeperClient().getZooKeeper().getSessionId();
+        Lease lease =
+                holder.tryAcquire("reconnect", lease(7_000).withAutoRenew()).orElseThrow();
+        long fence = lease.fencingToken().getAsLong();
+        proxy.reset(); // both sides get a RST: the client reconnects at once, on the same session
+        ZooKeeperTesting.await(
+                "suspended and reconnected", timing.millis(10_000), () -> states.contains(ConnectionState.RECONNECTED));
+        assertThat(states).contains(ConnectionState.SUSPENDED);
+        assertThat(curator.getZookeeperClient().getZooKeeper().getSessionId()).isEqualTo(session);
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.extend(timing.millis(7_000))).isTrue();
+        assertThat(lease.fencingToken()).hasValue(fence);
+        assertThat(lease.lost().toCompletableFuture()).isNotDone();
+        assertThat(client().tryAcquire("reconnect", lease(5_000))).isEmpty();
+        assertThat(lease.release()).isTrue();
+    }
+
+    @Test
+    @DisplayName("a create whose reply is lost is retried without a second node (CURATOR-604-style double ownership)")
+    void lostCreateReplyLeavesOneNode() throws Exception {
+        LockProvider holder = proxiedClient();
+        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/lost-reply";
+        // Make the parent exist so the create is a single request.
+        client().tryAcquire("lost-reply", lease(5_000)).orElseThrow().release();
+        proxy.drop(TcpProxy.Direction.SERVER_TO_CLIENT);
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        toClose.add(caller::shutdownNow);
+        Future<Optional<Lease>> attempt = caller.submit(() -> holder.tryAcquire("lost-reply", lease(7_000)));
+        ZooKeeperTesting.await("the create reached the server", timing.millis(10_000), () -> {
+            try {
+                return !admin.getChildren().forPath(parent).isEmpty();
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        proxy.reset(); // the reply is lost with the connection; the client retries on a new one
+        proxy.heal();
+        Optional<Lease> lease;
+        try {
+            lease = attempt.get(timing.millis(30_000).toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            // Failing closed is allowed; then nothing of ours may be left behind.
+            ZooKeeperTesting.await("abandoned node removed", timing.millis(10_000), () -> {
+                try {
+                    return admin.getChildren().forPath(parent).isEmpty();
+                } catch (Exception ex) {
+                    return true;
+                }
+            });
+            return;
+        }
+        assertThat(lease).isPresent();
+        List<String> nodes = admin.getChildren().forPath(parent);
+        assertThat(nodes).hasSize(1);
+        assertThat(nodes.get(0)).startsWith(lease.get().ownerToken() + "-");
+        assertThat(client().tryAcquire("lost-reply", lease(5_000))).isEmpty();
+        assertThat(lease.get().release()).isTrue();
+    }
+}
