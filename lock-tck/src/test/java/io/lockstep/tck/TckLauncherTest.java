@@ -69,4 +69,13 @@ class TckLauncherTest {
                 .isEqualTo(TckLauncher.USAGE);
         assertThat(output()).contains("usage: TckLauncher").contains("no group named 'Nope'; groups: BadInput");
     }
+
+    @Test
+    void aUriThatDoesNotParseIsPrintedWithoutItsPassword() {
+        // '^' is not allowed in a URI's authority, so java.net.URI refuses it; the launcher used to
+        // print such a URI verbatim, password included.
+        TckLauncher.run(new String[] {"--uri", "redis://app:pa^s3cret@127.0.0.1:1", "--group", "Info"}, out);
+
+        assertThat(output()).doesNotContain("s3cret").contains("***");
+    }
 }
