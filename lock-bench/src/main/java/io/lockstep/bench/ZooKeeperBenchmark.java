@@ -98,7 +98,8 @@ public class ZooKeeperBenchmark {
             }
         }
 
-        @Nullable InterProcessLock newCuratorLock(String path) {
+        @Nullable
+        InterProcessLock newCuratorLock(String path) {
             return switch (lock) {
                 case "curator-semaphore-mutex" -> new InterProcessSemaphoreMutex(curator, path);
                 case "curator-mutex" -> new InterProcessMutex(curator, path);

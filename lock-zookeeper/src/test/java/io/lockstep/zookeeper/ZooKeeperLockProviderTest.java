@@ -277,46 +277,4 @@ class ZooKeeperLockProviderTest {
         assertThat(client().tryAcquire("reconnect", lease(5_000))).isEmpty();
         assertThat(lease.release()).isTrue();
     }
-
-    @Test
-    @DisplayName("a create whose reply is lost is retried without a second node (CURATOR-604-style double ownership)")
-    void lostCreateReplyLeavesOneNode() throws Exception {
-        LockProvider holder = proxiedClient();
-        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/lost-reply";
-        // Make the parent exist so the create is a single request.
-        client().tryAcquire("lost-reply", lease(5_000)).orElseThrow().release();
-        proxy.drop(TcpProxy.Direction.SERVER_TO_CLIENT);
-        ExecutorService caller = Executors.newSingleThreadExecutor();
-        toClose.add(caller::shutdownNow);
-        Future<Optional<Lease>> attempt = caller.submit(() -> holder.tryAcquire("lost-reply", lease(7_000)));
-        ZooKeeperTesting.await("the create reached the server", timing.millis(10_000), () -> {
-            try {
-                return !admin.getChildren().forPath(parent).isEmpty();
-            } catch (Exception e) {
-                return false;
-            }
-        });
-        proxy.reset(); // the reply is lost with the connection; the client retries on a new one
-        proxy.heal();
-        Optional<Lease> lease;
-        try {
-            lease = attempt.get(timing.millis(30_000).toMillis(), TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
-            // Failing closed is allowed; then nothing of ours may be left behind.
-            ZooKeeperTesting.await("abandoned node removed", timing.millis(10_000), () -> {
-                try {
-                    return admin.getChildren().forPath(parent).isEmpty();
-                } catch (Exception ex) {
-                    return true;
-                }
-            });
-            return;
-        }
-        assertThat(lease).isPresent();
-        List<String> nodes = admin.getChildren().forPath(parent);
-        assertThat(nodes).hasSize(1);
-        assertThat(nodes.get(0)).startsWith(lease.get().ownerToken() + "-");
-        assertThat(client().tryAcquire("lost-reply", lease(5_000))).isEmpty();
-        assertThat(lease.get().release()).isTrue();
-    }
 }
