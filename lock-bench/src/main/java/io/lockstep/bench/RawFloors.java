@@ -45,7 +45,7 @@ final class RawFloors {
             """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], ARGV[3])
+              redis.pcall('PUBLISH', ARGV[2], ARGV[3])
               return 1
             end
             return 0
@@ -87,7 +87,7 @@ final class RawFloors {
             """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], KEYS[1])
+              redis.pcall('PUBLISH', ARGV[2], KEYS[1])
               return 1
             end
             return 0
