@@ -126,8 +126,21 @@ public final class BenchReport {
                 options.getOrDefault("--commit", "unknown"),
                 ZonedDateTime.now(ZoneOffset.UTC),
                 Machine.here());
-        Files.writeString(out, markdown, StandardCharsets.UTF_8);
+        Files.writeString(out, markdown + keptSections(out), StandardCharsets.UTF_8);
         System.out.println("Wrote " + out);
+    }
+
+    /** Marks where the sections of other benchmarks (etcd, ZooKeeper) start; they are kept as they are. */
+    static final String KEPT_MARKER = "<!-- Sections below come from other benchmarks; scripts/bench keeps them. -->";
+
+    /** The part of the existing page from {@link #KEPT_MARKER} on, or nothing. */
+    private static String keptSections(Path out) throws IOException {
+        if (!Files.exists(out)) {
+            return "";
+        }
+        String existing = Files.readString(out, StandardCharsets.UTF_8);
+        int at = existing.indexOf(KEPT_MARKER);
+        return at < 0 ? "" : "\n" + existing.substring(at);
     }
 
     private static String require(Map<String, String> options, String name) {
