@@ -447,14 +447,17 @@ final class BrokenProviders {
             this.ownDeadline = System.nanoTime() + delegate.remaining().toNanos();
             this.token = switch (mutation) {
                 case PREDICTABLE_TOKENS -> String.format("%032x", BrokenProvider.COUNTER.incrementAndGet());
-                case JAVA_UTIL_RANDOM_TOKENS -> {
-                    synchronized (BrokenProvider.RANDOM) {
-                        yield String.format(
-                                "%016x%016x", BrokenProvider.RANDOM.nextLong(), BrokenProvider.RANDOM.nextLong());
-                    }
-                }
+                case JAVA_UTIL_RANDOM_TOKENS -> randomTokens();
                 default -> delegate.ownerToken();
             };
+        }
+
+        // A method of its own: javac 17 emits unverifiable bytecode for a synchronized block inside a
+        // switch expression in a constructor (VerifyError: stack map does not match).
+        private static String randomTokens() {
+            synchronized (BrokenProvider.RANDOM) {
+                return String.format("%016x%016x", BrokenProvider.RANDOM.nextLong(), BrokenProvider.RANDOM.nextLong());
+            }
         }
 
         /** The provider's own renewal, the way the mutation gets it wrong. */

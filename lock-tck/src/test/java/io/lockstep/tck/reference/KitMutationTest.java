@@ -131,8 +131,9 @@ class KitMutationTest {
                         "ModelBasedSequences",
                         "",
                         "Model-based sequences"),
-                Arguments.of(
-                        MutantKits.ReleaseWithoutOwnerCheck.class, "ModelBasedSequences", "", "Model-based sequences"),
+                // Not ReleaseWithoutOwnerCheck here: the runtime disposes of a lease's handle one lease
+                // time after it expired, so the sequences' late release never reaches that mutant's
+                // backend; the Ownership group catches it.
                 Arguments.of(MutantKits.NoExpiry.class, "ModelBasedSequences", "", "Model-based sequences"));
     }
 
