@@ -71,7 +71,9 @@ class RedlockAclTest {
                         }
                     }
                 }
-                assertThat(freed).as("nodes where release %d deleted the key", i).isGreaterThanOrEqualTo(2);
+                assertThat(freed)
+                        .as("nodes where release %d deleted the key", i)
+                        .isGreaterThanOrEqualTo(2);
                 awaitGone("acl-job");
             }
         }
