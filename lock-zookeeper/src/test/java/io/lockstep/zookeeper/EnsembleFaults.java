@@ -49,7 +49,8 @@ final class EnsembleFaults implements BackendFaults {
 
     @Override
     public Set<Fault> supported() {
-        return EnumSet.allOf(Fault.class);
+        // Not LOST_REPLIES or LATENCY: see the known gaps in ZooKeeperCompatibilityTest (issue 8).
+        return EnumSet.complementOf(EnumSet.of(Fault.LOST_REPLIES, Fault.LATENCY));
     }
 
     @Override
