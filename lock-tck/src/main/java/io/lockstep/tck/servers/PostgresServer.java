@@ -198,7 +198,8 @@ public final class PostgresServer extends LocalServer {
         long postmaster = pid();
         super.pause();
         for (long child : descendants(postmaster)) {
-            ProcessSignals.stop(child);
+            // Best effort: a backend that is exiting at this moment never reports itself stopped.
+            ProcessSignals.send(child, "STOP");
         }
     }
 
