@@ -250,7 +250,7 @@ public final class AdvisoryLockBackend implements LockBackend<AdvisoryLockBacken
                     }
                 }
             }
-            Optional<Duration> busy = takeAdvisory(s, key, name, owner);
+            Optional<Duration> busy = takeAdvisory(s, key, name, owner, true);
             if (busy.isPresent()) {
                 end(s);
                 attempt.attach(null);
@@ -353,7 +353,7 @@ public final class AdvisoryLockBackend implements LockBackend<AdvisoryLockBacken
      *
      * @return empty once {@code s} holds the advisory lock; else how long to wait before retrying
      */
-    private Optional<Duration> takeAdvisory(Session s, long key, String name, String owner)
+    private Optional<Duration> takeAdvisory(Session s, long key, String name, String owner, boolean wait)
             throws SQLException {
         if (tryAdvisory(s, key)) {
             return Optional.empty();
@@ -378,7 +378,7 @@ public final class AdvisoryLockBackend implements LockBackend<AdvisoryLockBacken
         if (!busyFor.isZero()) {
             return Optional.of(busyFor.compareTo(RETRY_SOON) < 0 ? RETRY_SOON : busyFor);
         }
-        if (!anyStale) {
+        if (!anyStale || !wait) {
             return Optional.of(RETRY_SOON); // a grant between its advisory lock and its row, or a collision
         }
         return waitForAdvisory(s, key) ? Optional.empty() : Optional.of(RETRY_SOON);
