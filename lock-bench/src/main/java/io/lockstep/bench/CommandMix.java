@@ -130,7 +130,10 @@ final class CommandMix {
             Map<String, Double> seen = perServer.get(i);
             for (Map.Entry<String, Double> e : expected.entrySet()) {
                 double got = seen.getOrDefault(e.getKey(), 0.0);
-                if (Math.abs(got - e.getValue()) > NOISE + 0.01 * e.getValue()) {
+                // lock-redlock also sends TIME three times on each new connection, to learn the node's
+                // clock offset; a short trial opens enough connections to show it.
+                double setUp = e.getKey().equals("time") ? 0.1 : 0.0;
+                if (Math.abs(got - e.getValue()) > NOISE + 0.01 * e.getValue() + setUp) {
                     problems.add("node " + (i + 1) + ": " + e.getKey() + " " + format(got) + " per operation, expected "
                             + format(e.getValue()));
                 }

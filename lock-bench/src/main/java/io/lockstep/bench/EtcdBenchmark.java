@@ -186,7 +186,12 @@ public class EtcdBenchmark {
             waiting = waiterThread.submit(() -> waiter.acquire(lockName, options.withWaitTime(Duration.ofSeconds(10))));
             ByteSequence queue = bytes("lockstep/" + lockName + "/");
             while (raw.getKVClient()
-                            .get(queue, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                            .get(
+                                    queue,
+                                    GetOption.builder()
+                                            .isPrefix(true)
+                                            .withCountOnly(true)
+                                            .build())
                             .get()
                             .getCount()
                     < 2) {

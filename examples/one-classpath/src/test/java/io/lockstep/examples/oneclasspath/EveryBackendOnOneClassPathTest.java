@@ -47,10 +47,11 @@ class EveryBackendOnOneClassPathTest {
     @BeforeAll
     void startEveryServer() {
         RedisServer redis = started(RedisServer.start());
-        String redlockNodes = List.of(started(RedisServer.start()), started(RedisServer.start()), started(RedisServer.start()))
-                .stream()
-                .map(node -> node.uri().substring("redis://".length()))
-                .collect(Collectors.joining(","));
+        String redlockNodes =
+                List.of(started(RedisServer.start()), started(RedisServer.start()), started(RedisServer.start()))
+                        .stream()
+                        .map(node -> node.uri().substring("redis://".length()))
+                        .collect(Collectors.joining(","));
         EtcdServer etcd = started(EtcdServer.start());
         ZooKeeperServer zookeeper = started(ZooKeeperServer.start());
         backends.add(Arguments.of("redis", redis.uri(), StrengthTier.BEST_EFFORT));
@@ -97,14 +98,18 @@ class EveryBackendOnOneClassPathTest {
         try (LockProvider first = Locks.open(uri);
                 LockProvider second = Locks.open(uri)) {
             assertThat(first.info().tier()).as("tier of " + backend).isEqualTo(tier);
-            assertThat(first.info().has(Capability.FENCING)).as(backend + " claims FENCING").isTrue();
+            assertThat(first.info().has(Capability.FENCING))
+                    .as(backend + " claims FENCING")
+                    .isTrue();
 
             Lease held = first.acquire(name, LEASE.withWaitTime(Duration.ofSeconds(5)));
             long firstFence = held.fencingToken().orElseThrow();
             assertThat(held.isValid()).isTrue();
 
             Optional<Lease> refused = second.tryAcquire(name, LEASE);
-            assertThat(refused).as("a second client while the lock is held on " + backend).isEmpty();
+            assertThat(refused)
+                    .as("a second client while the lock is held on " + backend)
+                    .isEmpty();
 
             assertThat(held.release()).as("release on " + backend).isTrue();
             try (Lease next = second.acquire(name, LEASE.withWaitTime(Duration.ofSeconds(5)))) {
