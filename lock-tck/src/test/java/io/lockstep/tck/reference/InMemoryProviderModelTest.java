@@ -122,7 +122,8 @@ class InMemoryProviderModelTest {
                         TRIES,
                         steps(),
                         Skip.class::isInstance,
-                        steps -> runAgainstModel(steps, store -> BrokenProviders.open(mutation, store, runtimeBuilder(store)))))
+                        steps -> runAgainstModel(
+                                steps, store -> BrokenProviders.open(mutation, store, runtimeBuilder(store)))))
                 .as("the model property against %s", mutation)
                 .isInstanceOf(SequenceProperty.Falsified.class)
                 .hasMessageContaining("Property falsified")

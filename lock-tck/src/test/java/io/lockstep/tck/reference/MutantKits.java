@@ -261,10 +261,8 @@ final class MutantKits {
     }
 
     static final class ReleaseFreesEveryLockOfTheClient extends MutantKit {
-        @Override
-        @Nullable
-        Mutation mutation() {
-            return Mutation.RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT;
+        ReleaseFreesEveryLockOfTheClient() {
+            super(Mutation.RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT);
         }
     }
 }
