@@ -106,7 +106,9 @@ class RedlockReleaseColdPoolTest {
             }
         }
         assertThat(left)
-                .as("keys still there %s after release() returned true (latest seen %d ms after)", bound, worst / 1_000_000)
+                .as(
+                        "keys still there %s after release() returned true (latest seen %d ms after)",
+                        bound, worst / 1_000_000)
                 .isEmpty();
     }
 
