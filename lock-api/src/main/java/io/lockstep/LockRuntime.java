@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -43,8 +42,9 @@ public final class LockRuntime {
 
     private static final class SharedRenewalExecutor {
         // Renewal round trips block; they run here so a stalled backend never delays the scheduler's
-        // expiry checks (which decide when lost() completes). Idle threads end after a minute.
-        static final ExecutorService INSTANCE = newRenewalExecutor();
+        // expiry checks (which decide when lost() completes). A fixed number of threads, idle ones end
+        // after a minute; each provider may use only a few of them at once (see backendConcurrency).
+        static final ExecutorService INSTANCE = newRenewalExecutor(DEFAULT_RENEWAL_THREADS);
     }
 
     private static final class SharedCallbackExecutor {
@@ -53,6 +53,12 @@ public final class LockRuntime {
         static final ExecutorService INSTANCE = newCallbackExecutor(DEFAULT_CALLBACK_THREADS);
     }
 
+    /** Threads of the shared renewal executor: never more, however many leases or backends. */
+    public static final int DEFAULT_RENEWAL_THREADS = 16;
+    /** The default {@link #backendConcurrency()}. */
+    public static final int DEFAULT_BACKEND_CONCURRENCY = 4;
+    /** The default {@link #renewalBatchWindow()}. */
+    public static final Duration DEFAULT_RENEWAL_BATCH_WINDOW = Duration.ofMillis(50);
     /** Threads of the shared callback executor. */
     public static final int DEFAULT_CALLBACK_THREADS = 4;
     /** The default bound of {@link LockProvider#close()}: see {@link #closeTimeout()}. */
@@ -69,6 +75,8 @@ public final class LockRuntime {
     private final Duration retryBackoff;
     private final Duration retryWindow;
     private final Duration closeTimeout;
+    private final int backendConcurrency;
+    private final Duration renewalBatchWindow;
 
     private LockRuntime(Builder b) {
         this.clock = b.clock;
@@ -80,6 +88,8 @@ public final class LockRuntime {
         this.retryBackoff = b.retryBackoff;
         this.retryWindow = b.retryWindow;
         this.closeTimeout = b.closeTimeout;
+        this.backendConcurrency = b.backendConcurrency;
+        this.renewalBatchWindow = b.renewalBatchWindow;
     }
 
     /**
@@ -110,13 +120,14 @@ public final class LockRuntime {
         return executor;
     }
 
-    private static ExecutorService newRenewalExecutor() {
-        AtomicInteger counter = new AtomicInteger();
-        return Executors.newCachedThreadPool(runnable -> {
-            Thread thread = new Thread(runnable, "lockstep-renewal-" + counter.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
+    /**
+     * A pool of {@code threads} daemon threads for blocking backend round trips that no caller waits
+     * for; idle threads end after a minute and tasks queue when every thread is busy, so the pool never
+     * grows with the number of leases. Each provider runs at most {@link #backendConcurrency()} tasks
+     * on it at once, so one slow or unreachable backend cannot take every thread.
+     */
+    public static ExecutorService newRenewalExecutor(int threads) {
+        return newPool("threads", threads, "lockstep-renewal-");
     }
 
     /**
@@ -124,13 +135,17 @@ public final class LockRuntime {
      * Tasks queue when every thread is busy.
      */
     public static ExecutorService newCallbackExecutor(int threads) {
+        return newPool("threads", threads, "lockstep-callback-");
+    }
+
+    private static ExecutorService newPool(String field, int threads, String prefix) {
         if (threads < 1) {
-            throw new IllegalArgumentException("threads must be at least 1, was " + threads);
+            throw new IllegalArgumentException(field + " must be at least 1, was " + threads);
         }
         AtomicInteger counter = new AtomicInteger();
         ThreadPoolExecutor executor = new ThreadPoolExecutor(
                 threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
-                    Thread thread = new Thread(runnable, "lockstep-callback-" + counter.incrementAndGet());
+                    Thread thread = new Thread(runnable, prefix + counter.incrementAndGet());
                     thread.setDaemon(true);
                     return thread;
                 });
@@ -192,13 +207,33 @@ public final class LockRuntime {
     }
 
     /**
-     * The bound of {@link LockProvider#close()}: the leases it still holds are released in parallel,
-     * one attempt each, and {@code close()} waits at most this long for them (plus closing the
+     * The bound of {@link LockProvider#close()}: the leases it still holds are released in parallel
+     * (up to {@link #backendConcurrency()} at once), one attempt each, and {@code close()} waits at most this long for them (plus closing the
      * backend's connections) before it returns. A lease whose release did not finish in time ends on
      * the backend by its lease time. Every lease's {@link Lease#lost()} completes either way.
      */
     public Duration closeTimeout() {
         return closeTimeout;
+    }
+
+    /**
+     * How many tasks of one provider may run on the {@link #renewalExecutor()} at once; the rest wait
+     * in that provider's own queue. So a backend that is slow or down holds at most this many renewal
+     * threads, and other backends' renewals keep running as long as the executor has more threads than
+     * this (the default executor has {@value #DEFAULT_RENEWAL_THREADS}, this defaults to {@value
+     * #DEFAULT_BACKEND_CONCURRENCY}).
+     */
+    public int backendConcurrency() {
+        return backendConcurrency;
+    }
+
+    /**
+     * How long a due renewal may wait for others of the same provider, so that they go to the backend
+     * as one batch (see {@link io.lockstep.spi.LockBackend#extendAll}); never more than a tenth of the
+     * lease time. A lease's renewal is due at a third of its lease time, so the wait costs it no safety.
+     */
+    public Duration renewalBatchWindow() {
+        return renewalBatchWindow;
     }
 
     /** Builds a {@link LockRuntime}; every setting is optional. */
@@ -212,6 +247,8 @@ public final class LockRuntime {
         private Duration retryBackoff = Duration.ofMillis(20);
         private Duration retryWindow = DEFAULT_RETRY_WINDOW;
         private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
+        private int backendConcurrency = DEFAULT_BACKEND_CONCURRENCY;
+        private Duration renewalBatchWindow = DEFAULT_RENEWAL_BATCH_WINDOW;
 
         private Builder() {}
 
@@ -227,7 +264,10 @@ public final class LockRuntime {
             return this;
         }
 
-        /** Where renewal round trips run; the caller owns it. Default: a shared pool of daemon threads. */
+        /**
+         * Where renewal round trips run; the caller owns it and should bound it. Default: a shared pool
+         * of {@value LockRuntime#DEFAULT_RENEWAL_THREADS} daemon threads.
+         */
         public Builder renewalExecutor(Executor renewalExecutor) {
             this.renewalExecutor = Objects.requireNonNull(renewalExecutor, "renewalExecutor");
             return this;
@@ -278,6 +318,23 @@ public final class LockRuntime {
         /** The bound of a provider's {@code close()}; 0 to 10 min. */
         public Builder closeTimeout(Duration closeTimeout) {
             this.closeTimeout = requireBetween("closeTimeout", closeTimeout, Duration.ZERO, Duration.ofMinutes(10));
+            return this;
+        }
+
+        /** Tasks of one provider running on the renewal executor at once, 1 to 256. */
+        public Builder backendConcurrency(int backendConcurrency) {
+            if (backendConcurrency < 1 || backendConcurrency > 256) {
+                throw new IllegalArgumentException(
+                        "backendConcurrency must be between 1 and 256, was " + backendConcurrency);
+            }
+            this.backendConcurrency = backendConcurrency;
+            return this;
+        }
+
+        /** How long a due renewal waits to be batched with others; 0 (no wait) to 1 s. */
+        public Builder renewalBatchWindow(Duration renewalBatchWindow) {
+            this.renewalBatchWindow =
+                    requireBetween("renewalBatchWindow", renewalBatchWindow, Duration.ZERO, Duration.ofSeconds(1));
             return this;
         }
 

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +45,7 @@ public final class DefaultLease<H> implements Lease {
 
     private final LockBackend<H> backend;
     private final BackendCalls calls;
+    private final RenewalBatcher<H> renewals;
     private final LockRuntime runtime;
     private final String providerName;
     private final String name;
@@ -72,6 +74,7 @@ public final class DefaultLease<H> implements Lease {
     private DefaultLease(
             LockBackend<H> backend,
             BackendCalls calls,
+            RenewalBatcher<H> renewals,
             LockRuntime runtime,
             String name,
             String ownerToken,
@@ -82,6 +85,7 @@ public final class DefaultLease<H> implements Lease {
         this.backend = backend;
         this.onEnd = onEnd;
         this.calls = calls;
+        this.renewals = renewals;
         this.runtime = runtime;
         this.providerName = backend.info().name();
         this.name = name;
@@ -90,8 +94,7 @@ public final class DefaultLease<H> implements Lease {
         this.options = options;
         this.acquiredAt = sentAt;
         this.loss = new LossSignal(runtime.callbackExecutor());
-        this.timers =
-                new LeaseTimers(runtime, name, () -> state == State.HELD, () -> markLost(LossReason.RENEWAL_FAILED));
+        this.timers = new LeaseTimers(runtime, renewals.lane(), name, () -> state == State.HELD, this::cannotRenew);
         setValidity(sentAt, grant.validity());
     }
 
@@ -100,12 +103,14 @@ public final class DefaultLease<H> implements Lease {
      * provider's live set), then call {@link #start()}, so that a lease that ends at once is forgotten
      * after it was registered, never before.
      *
+     * @param renewals the provider's renewals (and its lane on the renewal executor)
      * @param sentAt the monotonic time just before the acquire request was sent
      * @param onEnd called once when the lease has ended and its handle was disposed of
      */
     public static <H> DefaultLease<H> create(
             LockBackend<H> backend,
             BackendCalls calls,
+            RenewalBatcher<H> renewals,
             LockRuntime runtime,
             String name,
             String ownerToken,
@@ -113,7 +118,7 @@ public final class DefaultLease<H> implements Lease {
             LeaseOptions options,
             long sentAt,
             Consumer<DefaultLease<H>> onEnd) {
-        return new DefaultLease<>(backend, calls, runtime, name, ownerToken, grant, options, sentAt, onEnd);
+        return new DefaultLease<>(backend, calls, renewals, runtime, name, ownerToken, grant, options, sentAt, onEnd);
     }
 
     /** Starts the expiry check, the renewal if asked for, and listening to the backend's loss signal. */
@@ -173,7 +178,8 @@ public final class DefaultLease<H> implements Lease {
             if (!isValid()) {
                 return false;
             }
-            return extendHeld(leaseTime, false);
+            long sentAt = now();
+            return applyExtension(sentAt, calls.call(() -> backend.extend(grant.handle(), leaseTime)));
         } finally {
             io.unlock();
         }
@@ -266,14 +272,8 @@ public final class DefaultLease<H> implements Lease {
         return ended;
     }
 
-    /** Called with {@link #io} held and the lease valid. */
-    private boolean extendHeld(Duration leaseTime, boolean renewal) {
-        long sentAt = now();
-        long retryUntil = deadline;
-        Optional<Duration> validity = renewal && !unbounded
-                // A renewal retried past the validity deadline could not save the lease.
-                ? calls.callUntil(() -> backend.extend(grant.handle(), leaseTime), retryUntil)
-                : calls.call(() -> backend.extend(grant.handle(), leaseTime));
+    /** Applies an extension's outcome; called with {@link #io} held. */
+    private boolean applyExtension(long sentAt, Optional<Duration> validity) {
         if (validity.isEmpty()) {
             markLost(LossReason.NOT_HELD);
             return false;
@@ -298,15 +298,22 @@ public final class DefaultLease<H> implements Lease {
         return true;
     }
 
-    private void renew() {
+    /**
+     * Starts a renewal on the renewal executor: takes {@link #io} and returns the lease time to ask
+     * for, or returns null (without {@code io}) when there is nothing to renew now. A non-null return
+     * must be followed by {@link #endRenewal} or {@link #renewalFailed}, on the same thread.
+     */
+    @Nullable
+    Duration beginRenewal() {
         if (!io.tryLock()) {
             // A user extend or release is running; look again shortly.
             scheduleRenewal(MIN_RETRY_NANOS);
-            return;
+            return null;
         }
+        boolean started = false;
         try {
             if (!isValid()) {
-                return;
+                return null;
             }
             Duration leaseTime = options.leaseTime();
             if (options.maxHold().isPresent()) {
@@ -314,37 +321,68 @@ public final class DefaultLease<H> implements Lease {
                 if (holdLeft < leaseTime.toNanos()) {
                     renewalCapped = true;
                     if (holdLeft < LeaseOptions.MIN_LEASE_TIME.toNanos()) {
-                        return;
+                        return null;
                     }
                     leaseTime = Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(holdLeft));
                 }
             }
-            try {
-                if (extendHeld(leaseTime, true)) {
-                    lastRenewalFailed = false;
-                    runtime.metrics().renewed(providerName);
-                    if (!renewalCapped) {
-                        scheduleRenewal(renewalPeriodNanos(options.leaseTime()));
-                    }
-                }
-            } catch (RuntimeException e) {
-                lastRenewalFailed = true;
-                runtime.metrics().renewalFailed(providerName);
-                long left = deadline - now();
-                log.warn(
-                        "Renewing lock '{}' on {} failed; {} ms of validity left: {}",
-                        name,
-                        backend.describe(),
-                        TimeUnit.NANOSECONDS.toMillis(left),
-                        e.toString());
-                if (left > 0) {
-                    scheduleRenewal(
-                            Math.max(MIN_RETRY_NANOS, Math.min(renewalPeriodNanos(options.leaseTime()), left / 2)));
+            started = true;
+            return leaseTime;
+        } finally {
+            if (!started) {
+                io.unlock();
+            }
+        }
+    }
+
+    /** The handle renewals extend. */
+    H handle() {
+        return grant.handle();
+    }
+
+    /** The monotonic time validity ends at; a renewal is not retried past it. */
+    long deadlineNanos() {
+        return deadline;
+    }
+
+    /** Applies a renewal begun by {@link #beginRenewal}, sent at {@code sentAt}; gives up {@code io}. */
+    void endRenewal(long sentAt, Optional<Duration> validity) {
+        try {
+            if (applyExtension(sentAt, validity)) {
+                lastRenewalFailed = false;
+                runtime.metrics().renewed(providerName);
+                if (!renewalCapped) {
+                    scheduleRenewal(renewalPeriodNanos(options.leaseTime()));
                 }
             }
         } finally {
             io.unlock();
         }
+    }
+
+    /** A renewal begun by {@link #beginRenewal} failed; retries while valid; gives up {@code io}. */
+    void renewalFailed(RuntimeException e) {
+        try {
+            lastRenewalFailed = true;
+            runtime.metrics().renewalFailed(providerName);
+            long left = deadline - now();
+            log.warn(
+                    "Renewing lock '{}' on {} failed; {} ms of validity left: {}",
+                    name,
+                    backend.describe(),
+                    TimeUnit.NANOSECONDS.toMillis(left),
+                    e.toString());
+            if (left > 0) {
+                scheduleRenewal(Math.max(MIN_RETRY_NANOS, Math.min(renewalPeriodNanos(options.leaseTime()), left / 2)));
+            }
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** The scheduler or renewal executor is shut down: the lease cannot be kept. */
+    void cannotRenew() {
+        markLost(LossReason.RENEWAL_FAILED);
     }
 
     private void checkExpiry() {
@@ -454,7 +492,7 @@ public final class DefaultLease<H> implements Lease {
     }
 
     private void scheduleRenewal(long delayNanos) {
-        timers.renewalIn(delayNanos, this::renew);
+        timers.renewalIn(delayNanos, () -> renewals.due(this, options.leaseTime()));
     }
 
     private long now() {

@@ -1,6 +1,7 @@
 package io.lockstep.internal;
 
 import io.lockstep.LockRuntime;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -11,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The two timers of one lease on the runtime's shared scheduler (its expiry check and its renewal),
- * and the hand-off of blocking work to the renewal executor. The scheduler only times: nothing that
+ * and the hand-off of blocking work to the provider's lane on the renewal executor. The scheduler only times: nothing that
  * blocks, and no user code, runs on it.
  */
 final class LeaseTimers {
@@ -19,6 +20,7 @@ final class LeaseTimers {
     private static final Logger log = LoggerFactory.getLogger(LeaseTimers.class);
 
     private final LockRuntime runtime;
+    private final Executor background;
     private final String name;
     private final BooleanSupplier active;
     private final Runnable cannotRun;
@@ -26,12 +28,14 @@ final class LeaseTimers {
     private volatile @Nullable ScheduledFuture<?> renewalTask;
 
     /**
+     * @param background the provider's lane on the renewal executor
      * @param name the lock's name, for log lines
      * @param active whether the lease still wants its timers
      * @param cannotRun what to do when the scheduler or renewal executor is shut down (lose the lease)
      */
-    LeaseTimers(LockRuntime runtime, String name, BooleanSupplier active, Runnable cannotRun) {
+    LeaseTimers(LockRuntime runtime, Executor background, String name, BooleanSupplier active, Runnable cannotRun) {
         this.runtime = runtime;
+        this.background = background;
         this.name = name;
         this.active = active;
         this.cannotRun = cannotRun;
@@ -42,25 +46,18 @@ final class LeaseTimers {
         schedule(check, delayNanos, true);
     }
 
-    /** Runs {@code renewal} on the renewal executor after {@code delayNanos}, timed by the scheduler. */
-    void renewalIn(long delayNanos, Runnable renewal) {
-        schedule(
-                () -> {
-                    try {
-                        runtime.renewalExecutor().execute(guarded(renewal));
-                    } catch (RejectedExecutionException e) {
-                        log.error("Renewal executor for lock '{}' is shut down; the lease cannot be renewed", name, e);
-                        cannotRun.run();
-                    }
-                },
-                delayNanos,
-                false);
+    /**
+     * Runs {@code due} on the scheduler after {@code delayNanos}; it must not block (it hands the
+     * renewal to the provider's {@link RenewalBatcher}).
+     */
+    void renewalIn(long delayNanos, Runnable due) {
+        schedule(due, delayNanos, false);
     }
 
     /** Runs blocking work no caller waits for on the renewal executor (here, if it is shut down). */
     void inBackground(Runnable task) {
         try {
-            runtime.renewalExecutor().execute(guarded(task));
+            background.execute(guarded(task));
         } catch (RejectedExecutionException e) {
             guarded(task).run();
         }

@@ -11,8 +11,10 @@ import io.lockstep.LockTimeoutException;
 import io.lockstep.MonotonicClock;
 import io.lockstep.ProviderInfo;
 import io.lockstep.internal.BackendCalls;
+import io.lockstep.internal.BoundedLane;
 import io.lockstep.internal.DefaultLease;
 import io.lockstep.internal.OwnerTokens;
+import io.lockstep.internal.RenewalBatcher;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,6 +52,8 @@ public final class BackendLockProvider<H> implements LockProvider {
     private final LockRuntime runtime;
     private final ProviderInfo info;
     private final BackendCalls calls;
+    private final BoundedLane lane;
+    private final RenewalBatcher<H> renewals;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<DefaultLease<H>> live = ConcurrentHashMap.newKeySet();
 
@@ -59,6 +63,9 @@ public final class BackendLockProvider<H> implements LockProvider {
         this.runtime = Objects.requireNonNull(runtime, "runtime");
         this.info = Objects.requireNonNull(backend.info(), "backend.info()");
         this.calls = new BackendCalls(info.name(), runtime);
+        // This provider's share of the renewal executor: a slow backend holds at most this many threads.
+        this.lane = new BoundedLane(runtime.renewalExecutor(), runtime.backendConcurrency());
+        this.renewals = new RenewalBatcher<>(backend, calls, runtime, lane);
     }
 
     @Override
@@ -82,7 +89,7 @@ public final class BackendLockProvider<H> implements LockProvider {
      * Ends every lease this provider still holds and closes the backend, within the runtime's {@link
      * LockRuntime#closeTimeout() close timeout} (5 s by default). Each lease's {@link Lease#lost()}
      * completes with RELEASED at once and its renewal stops; the releases then run in parallel on the
-     * runtime's renewal executor, one attempt each, so that other processes can take over at once. A
+     * runtime's renewal executor (up to {@link LockRuntime#backendConcurrency()} at once), one attempt each, so that other processes can take over at once. A
      * lease whose release does not finish in time ends on the backend by its lease time. Returns
      * within the close timeout plus the time the backend's own {@code close()} takes.
      */
@@ -186,7 +193,16 @@ public final class BackendLockProvider<H> implements LockProvider {
 
     private DefaultLease<H> startLease(AttemptContext context, Grant<H> grant, LeaseOptions options, long sentAt) {
         DefaultLease<H> lease = DefaultLease.create(
-                backend, calls, runtime, context.name(), context.ownerToken(), grant, options, sentAt, live::remove);
+                backend,
+                calls,
+                renewals,
+                runtime,
+                context.name(),
+                context.ownerToken(),
+                grant,
+                options,
+                sentAt,
+                live::remove);
         // Registered before its timers start, so a lease that has already expired is forgotten after it
         // was added, never before.
         live.add(lease);
@@ -219,7 +235,7 @@ public final class BackendLockProvider<H> implements LockProvider {
             }
         };
         try {
-            runtime.renewalExecutor().execute(abandon);
+            lane.execute(abandon);
         } catch (RejectedExecutionException e) {
             abandon.run();
         }

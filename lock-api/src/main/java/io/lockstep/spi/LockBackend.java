@@ -3,6 +3,8 @@ package io.lockstep.spi;
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.ProviderInfo;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -97,6 +99,38 @@ public interface LockBackend<H> extends AutoCloseable {
      * @return the new validity counted from when the request was sent, or empty if no longer held
      */
     Optional<Duration> extend(H handle, Duration leaseTime);
+
+    /**
+     * The most renewals {@link #extendAll} takes in one call. 1 (the default) means the backend cannot
+     * batch: renewals then go one by one through {@link #extend}, each as its own task. A backend that
+     * overrides {@link #extendAll} with one round trip for many grants returns its limit here (for
+     * example a few hundred keys per Redis script).
+     */
+    default int maxRenewalBatch() {
+        return 1;
+    }
+
+    /**
+     * Extends several grants, in one round trip where the backend can (one script for many keys, one
+     * keep-alive per session, one statement for many lease rows). Called by the runtime's renewal with
+     * at most {@link #maxRenewalBatch()} extensions, each for a grant still held by this client.
+     *
+     * <p>Result {@code i} is exactly what {@link #extend} would have returned for extension {@code i}:
+     * the new validity counted from when the request was sent, or empty when that grant is no longer
+     * held, so loss is reported per lease. Throws {@link BackendUnavailableException} when the outcome
+     * is unknown; the runtime then counts every renewal of the batch as failed and retries them while
+     * their leases are valid (extensions are idempotent), so a batch must never report a grant it did
+     * not check. By default: {@link #extend} for each, in order.
+     *
+     * @return one result per extension, in the same order
+     */
+    default List<Optional<Duration>> extendAll(List<Extension<H>> extensions) {
+        List<Optional<Duration>> results = new ArrayList<>(extensions.size());
+        for (Extension<H> extension : extensions) {
+            results.add(extend(extension.handle(), extension.leaseTime()));
+        }
+        return results;
+    }
 
     /**
      * Frees the lock if {@code handle}'s owner still holds it; never touches another holder's lock.

@@ -116,9 +116,11 @@ public class DefaultLeaseLincheckTest {
                     .retryAttempts(1)
                     .build();
             Grant<String> grant = backend.tryLock("a", "owner", LEASE).grant();
+            BackendCalls calls = new BackendCalls("lincheck", runtime);
             DefaultLease<String> created = DefaultLease.create(
                     backend,
-                    new BackendCalls("lincheck", runtime),
+                    calls,
+                    new RenewalBatcher<>(backend, calls, runtime, runtime.renewalExecutor()),
                     runtime,
                     "a",
                     "owner",

@@ -263,11 +263,16 @@ class LeaseLifecycleTest {
     }
 
     @Test
-    @DisplayName("close() releases every lease in parallel, one attempt each, and returns within its timeout")
+    @DisplayName(
+            "close() releases leases in parallel (up to backendConcurrency), one attempt each, and returns within its timeout")
     void closeIsParallelAndBounded() throws Exception {
         Duration closeTimeout = Duration.ofMillis(300);
         BackendLockProvider<String> provider = new BackendLockProvider<>(
-                backend, LockRuntime.builder().closeTimeout(closeTimeout).build());
+                backend,
+                LockRuntime.builder()
+                        .closeTimeout(closeTimeout)
+                        .backendConcurrency(5)
+                        .build());
         List<Lease> leases = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             leases.add(

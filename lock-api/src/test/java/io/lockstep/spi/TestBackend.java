@@ -179,6 +179,7 @@ public final class TestBackend implements LockBackend<String> {
                 Thread.currentThread().interrupt();
             }
         }
+        extendCalls.incrementAndGet();
         return extendNow(handle, leaseTime);
     }
 
@@ -192,6 +193,36 @@ public final class TestBackend implements LockBackend<String> {
         }
         locks.put(parts[0], new Entry(e.token, now + leaseTime.toNanos(), e.fence));
         return Optional.of(leaseTime);
+    }
+
+    /** What maxRenewalBatch() answers; above 1, extendAll is one call for the batch. */
+    volatile int renewalBatch = 1;
+    /** The size of every extendAll call, in order. */
+    final List<Integer> extendAllSizes = new CopyOnWriteArrayList<>();
+
+    final AtomicInteger extendCalls = new AtomicInteger();
+
+    @Override
+    public int maxRenewalBatch() {
+        return renewalBatch;
+    }
+
+    @Override
+    public List<Optional<Duration>> extendAll(List<Extension<String>> extensions) {
+        extendAllSizes.add(extensions.size());
+        List<Optional<Duration>> results = new java.util.ArrayList<>();
+        for (Extension<String> extension : extensions) {
+            results.add(extendNow(extension.handle(), extension.leaseTime()));
+        }
+        return results;
+    }
+
+    /** Gives {@code name}'s lock to another owner, as if it expired on the server and was taken. */
+    synchronized void steal(String name) {
+        Entry e = locks.get(name);
+        locks.put(
+                name,
+                new Entry("thief", System.nanoTime() + Duration.ofMinutes(1).toNanos(), e == null ? 0 : e.fence + 1));
     }
 
     @Override
