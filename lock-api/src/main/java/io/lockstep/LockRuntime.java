@@ -230,7 +230,8 @@ public final class LockRuntime {
     /**
      * How long a due renewal may wait for others of the same provider, so that they go to the backend
      * as one batch (see {@link io.lockstep.spi.LockBackend#extendAll}); never more than a tenth of the
-     * lease time. A lease's renewal is due at a third of its lease time, so the wait costs it no safety.
+     * lease time. Leases schedule their renewals this much before a third of their lease time, so a
+     * renewal never goes out later than without batching; it only goes out up to this much earlier.
      */
     public Duration renewalBatchWindow() {
         return renewalBatchWindow;

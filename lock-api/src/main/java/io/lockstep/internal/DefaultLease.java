@@ -128,7 +128,7 @@ public final class DefaultLease<H> implements Lease {
         }
         scheduleExpiry();
         if (options.autoRenew() && !unbounded) {
-            scheduleRenewal(renewalPeriodNanos(options.leaseTime()));
+            scheduleRenewal(nextRenewalNanos());
         }
     }
 
@@ -352,7 +352,7 @@ public final class DefaultLease<H> implements Lease {
                 lastRenewalFailed = false;
                 runtime.metrics().renewed(providerName);
                 if (!renewalCapped) {
-                    scheduleRenewal(renewalPeriodNanos(options.leaseTime()));
+                    scheduleRenewal(nextRenewalNanos());
                 }
             }
         } finally {
@@ -435,6 +435,10 @@ public final class DefaultLease<H> implements Lease {
         timers.cancel();
         runtime.metrics().lost(providerName, reason);
         log.warn("Lost lock '{}' on {}: {}", name, backend.describe(), reason);
+        log.warn(
+                "DEBUG-HPERF executor {} lane queued {}",
+                runtime.renewalExecutor(),
+                ((BoundedLane) renewals.lane()).queued());
         loss.fire(reason);
         // The disposal waits for a renewal in flight (it holds io), so it never runs on the scheduler.
         Runnable disposal = () -> {
@@ -497,6 +501,14 @@ public final class DefaultLease<H> implements Lease {
 
     private long now() {
         return runtime.clock().nanoTime();
+    }
+
+    /**
+     * A third of the lease time, less the batch window: a renewal may wait that long for others, and
+     * still goes out no later than without batching.
+     */
+    private long nextRenewalNanos() {
+        return Math.max(1, renewalPeriodNanos(options.leaseTime()) - renewals.windowNanos(options.leaseTime()));
     }
 
     private static long renewalPeriodNanos(Duration leaseTime) {

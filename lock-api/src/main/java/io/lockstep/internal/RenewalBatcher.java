@@ -51,13 +51,25 @@ public final class RenewalBatcher<H> {
         return lane;
     }
 
-    /** Called on the scheduler when {@code lease}'s renewal is due; the lease renews soon after. */
+    /**
+     * How long a renewal of a lease of {@code leaseTime} may wait for others once due: the runtime's
+     * window, at most a tenth of the lease time; 0 when the backend does not batch. Leases schedule
+     * their renewals this much earlier, so batching never makes a renewal later.
+     */
+    long windowNanos(Duration leaseTime) {
+        return maxBatch == 1 ? 0 : Math.min(runtime.renewalBatchWindow().toNanos(), leaseTime.toNanos() / 10);
+    }
+
+    /**
+     * Called on the scheduler when {@code lease}'s renewal is due; the lease renews within {@link
+     * #windowNanos} from now.
+     */
     void due(DefaultLease<H> lease, Duration leaseTime) {
         if (maxBatch == 1) {
             dispatch(List.of(lease));
             return;
         }
-        long window = Math.min(runtime.renewalBatchWindow().toNanos(), leaseTime.toNanos() / 10);
+        long window = windowNanos(leaseTime);
         List<DefaultLease<H>> now = null;
         synchronized (lock) {
             pending.add(lease);
