@@ -107,6 +107,81 @@ class RedisRuntimeBoundsTest {
     }
 
     @Test
+    @DisplayName(
+            "60 leases renewing one by one on a paused server hold at most backendConcurrency threads; a healthy server keeps renewing")
+    void aPausedServerDoesNotGrowRenewalThreads() throws Exception {
+        RedisServer x = server();
+        RedisServer y = server();
+        // No batch window: every renewal is its own task, as for a backend that cannot batch.
+        LockRuntime runtime =
+                LockRuntime.builder().renewalBatchWindow(Duration.ZERO).build();
+        LockProvider onX = open(x, "?timeout=300ms&poolSize=64", runtime);
+        LockProvider onY = open(y, "?timeout=300ms", runtime);
+        Duration ttl = timing.millis(1_000);
+        LeaseOptions renewed = LeaseOptions.of(ttl).withAutoRenew();
+        List<Lease> onPaused = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            onPaused.add(onX.acquire("s" + i, renewed));
+        }
+        Lease healthy = onY.acquire("h", renewed);
+        x.pause();
+        try {
+            int peakBlocked = 0;
+            long start = System.nanoTime();
+            while (System.nanoTime() - start < ttl.multipliedBy(3).toNanos()) {
+                assertThat(healthy.isValid())
+                        .as("lease on the healthy server after %d ms", (System.nanoTime() - start) / 1_000_000)
+                        .isTrue();
+                peakBlocked = Math.max(peakBlocked, renewalThreadsReadingFromSocket());
+                Thread.sleep(ttl.toMillis() / 20);
+            }
+            for (Lease lease : onPaused) {
+                assertThat(lease.lost().toCompletableFuture().get(5, TimeUnit.SECONDS))
+                        .isEqualTo(LossReason.RENEWAL_FAILED);
+            }
+            // A thread per renewal (the cached pool before issue 12) had 60 here.
+            assertThat(peakBlocked)
+                    .as("renewal threads blocked on the paused server at once")
+                    .isBetween(1, runtime.backendConcurrency());
+            assertThat(renewalThreads())
+                    .as("renewal threads alive")
+                    .isLessThanOrEqualTo(LockRuntime.DEFAULT_RENEWAL_THREADS);
+            assertThat(healthy.lost().toCompletableFuture()).isNotDone();
+            assertThat(healthy.release()).isTrue();
+        } finally {
+            x.resume();
+        }
+    }
+
+    private static int renewalThreads() {
+        int count = 0;
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (thread.getName().startsWith("lockstep-renewal-")) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /** Renewal threads whose stack shows a socket read: waiting on a server's answer. */
+    private static int renewalThreadsReadingFromSocket() {
+        int count = 0;
+        for (var entry : Thread.getAllStackTraces().entrySet()) {
+            if (!entry.getKey().getName().startsWith("lockstep-renewal-")) {
+                continue;
+            }
+            for (StackTraceElement frame : entry.getValue()) {
+                if (frame.getMethodName().startsWith("read")
+                        && frame.getClassName().contains("Socket")) {
+                    count++;
+                    break;
+                }
+            }
+        }
+        return count;
+    }
+
+    @Test
     @DisplayName("close() of a provider holding five leases on a paused server returns within its close timeout")
     void closeIsBoundedOnAPausedServer() throws Exception {
         RedisServer server = server();

@@ -1,21 +1,29 @@
 package io.lockstep.redis.internal;
 
+import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.ClockDrift;
+import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /** The lock operations on one Redis (or a cluster through one {@link UnifiedJedis}). */
 public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
@@ -92,10 +100,77 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         if (((Long) reply) != 1) {
             return Optional.empty();
         }
+        return Optional.of(extendedValidity(leaseTime));
+    }
+
+    /** Keys per {@link RedisScripts#EXTEND_MANY} call: a script runs atomically, so keep it short. */
+    static final int MAX_RENEWAL_BATCH = 500;
+
+    @Override
+    public int maxRenewalBatch() {
+        return MAX_RENEWAL_BATCH;
+    }
+
+    /**
+     * One {@code EXTEND_MANY} script per batch on a single server; on a cluster (where one script may
+     * only touch one hash slot) one per slot among the batch's keys.
+     */
+    @Override
+    public List<Optional<Duration>> extendAll(List<Extension<Handle>> extensions) {
+        if (!(jedis instanceof JedisCluster)) {
+            return extendInOneScript(extensions);
+        }
+        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+        for (int i = 0; i < extensions.size(); i++) {
+            bySlot.computeIfAbsent(
+                            JedisClusterCRC16.getSlot(extensions.get(i).handle().lockKey()), slot -> new ArrayList<>())
+                    .add(i);
+        }
+        List<Optional<Duration>> results = new ArrayList<>(Collections.nCopies(extensions.size(), Optional.empty()));
+        for (List<Integer> indexes : bySlot.values()) {
+            List<Optional<Duration>> slotResults =
+                    extendInOneScript(indexes.stream().map(extensions::get).toList());
+            for (int j = 0; j < indexes.size(); j++) {
+                results.set(indexes.get(j), slotResults.get(j));
+            }
+        }
+        return results;
+    }
+
+    private List<Optional<Duration>> extendInOneScript(List<Extension<Handle>> extensions) {
+        List<String> keysOf = new ArrayList<>(extensions.size());
+        List<String> args = new ArrayList<>(2 * extensions.size());
+        for (Extension<Handle> extension : extensions) {
+            keysOf.add(extension.handle().lockKey());
+            args.add(extension.handle().ownerToken());
+            args.add(Long.toString(extension.leaseTime().toMillis()));
+        }
+        List<?> reply = (List<?>) RedisErrors.translate(
+                where,
+                "extending " + extensions.size() + " locks",
+                () -> RedisScripts.EXTEND_MANY.run(jedis, keysOf, args));
+        if (reply.size() != extensions.size()) {
+            throw new BackendUnavailableException(
+                    "extending " + extensions.size() + " locks failed: Redis at " + where + " answered " + reply.size()
+                            + " results",
+                    null,
+                    false);
+        }
+        List<Optional<Duration>> results = new ArrayList<>(extensions.size());
+        for (int i = 0; i < extensions.size(); i++) {
+            results.add(
+                    ((Long) reply.get(i)) == 1
+                            ? Optional.of(extendedValidity(extensions.get(i).leaseTime()))
+                            : Optional.empty());
+        }
+        return results;
+    }
+
+    private Duration extendedValidity(Duration leaseTime) {
         // A renewal capped by maxHold may ask for less than the allowance: the key gets that much, the
         // lease no validity at all (it ends now, as the cap says), never an error.
         Duration validity = ClockDrift.validity(leaseTime, driftFactor);
-        return Optional.of(validity.isNegative() ? Duration.ZERO : validity);
+        return validity.isNegative() ? Duration.ZERO : validity;
     }
 
     @Override
