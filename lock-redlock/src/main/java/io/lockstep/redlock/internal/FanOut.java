@@ -8,10 +8,10 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -75,19 +75,25 @@ final class FanOut implements AutoCloseable {
 
     private record Sent(Node node, Jedis jedis, List<String> args) {}
 
+    /** Threads for background retries ({@link #eventually}); their calls wait for workers, never the reverse. */
+    static final int RETRY_THREADS = 2;
+
     private final List<Node> nodes;
+    /** Runs calls that hold a node's slot: at most the sum of the nodes' slots run at once. */
     private final ExecutorService executor;
+    /** Runs background retries, which make calls of their own: kept apart so they never starve workers. */
+    private final ExecutorService retries;
+
     private final ScheduledExecutorService timer;
 
     FanOut(List<Node> nodes) {
         this.nodes = nodes;
-        AtomicInteger threads = new AtomicInteger();
-        this.executor = new ThreadPoolExecutor(
-                nodes.size(), Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), runnable -> {
-                    Thread thread = new Thread(runnable, "lockstep-redlock-" + threads.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
+        // Every task on the worker pool holds one of a node's in-flight slots (taken before it is
+        // submitted, given back when it ends), so more threads than slots could never be busy; a slow or
+        // dead node therefore never grows threads, and a task beyond that only queues for an instant.
+        int workers = nodes.stream().mapToInt(Node::maxInFlight).sum();
+        this.executor = fixedPool(workers, "lockstep-redlock-");
+        this.retries = fixedPool(RETRY_THREADS, "lockstep-redlock-retry-");
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "lockstep-redlock-timer");
             thread.setDaemon(true);
@@ -95,6 +101,25 @@ final class FanOut implements AutoCloseable {
         });
         scheduler.setRemoveOnCancelPolicy(true);
         this.timer = scheduler;
+    }
+
+    private static ExecutorService fixedPool(int threads, String prefix) {
+        AtomicInteger counter = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
+                    Thread thread = new Thread(runnable, prefix + counter.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
+    }
+
+    /** The most threads this fan-out can run at once: its workers, its retries and its timer. */
+    int maxThreads() {
+        return ((ThreadPoolExecutor) executor).getMaximumPoolSize()
+                + ((ThreadPoolExecutor) retries).getMaximumPoolSize()
+                + 1;
     }
 
     /**
@@ -197,11 +222,11 @@ final class FanOut implements AutoCloseable {
         }
     }
 
-    /** Runs {@code task} on a worker after {@code delayNanos}. */
+    /** Runs {@code task} on a retry thread after {@code delayNanos}. */
     private void later(long delayNanos, Runnable task) {
         try {
             if (delayNanos <= 0) {
-                executor.execute(task);
+                retries.execute(task);
             } else {
                 timer.schedule(() -> inBackground(task), delayNanos, TimeUnit.NANOSECONDS);
             }
@@ -212,7 +237,7 @@ final class FanOut implements AutoCloseable {
 
     private void inBackground(Runnable task) {
         try {
-            executor.execute(task);
+            retries.execute(task);
         } catch (RejectedExecutionException e) {
             log.debug("Provider closed; background work skipped");
         }
@@ -221,6 +246,7 @@ final class FanOut implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
+        retries.shutdown();
         executor.shutdown();
     }
 
