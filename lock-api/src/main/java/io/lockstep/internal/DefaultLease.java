@@ -435,10 +435,6 @@ public final class DefaultLease<H> implements Lease {
         timers.cancel();
         runtime.metrics().lost(providerName, reason);
         log.warn("Lost lock '{}' on {}: {}", name, backend.describe(), reason);
-        log.warn(
-                "DEBUG-HPERF executor {} lane queued {}",
-                runtime.renewalExecutor(),
-                ((BoundedLane) renewals.lane()).queued());
         loss.fire(reason);
         // The disposal waits for a renewal in flight (it holds io), so it never runs on the scheduler.
         Runnable disposal = () -> {
