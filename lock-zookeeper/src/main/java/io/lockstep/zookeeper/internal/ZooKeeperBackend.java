@@ -318,9 +318,12 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             entry.createMaybeSent = true;
             entry.createSentAt = sentAt;
         }
-        List<String> listed = createPipelined(entry, prefix, data, sentAt);
-        if (entry.node != null) {
-            return listed;
+        // A second time with the parent's create when the server reaped the parent this client knew.
+        for (int round = 0; round < 2; round++) {
+            List<String> listed = createPipelined(entry, prefix, data, sentAt);
+            if (entry.node != null) {
+                return listed;
+            }
         }
         // The base path is missing (or the parent was reaped between our two creates): create the node
         // and whatever parents it lacks.
@@ -389,6 +392,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         }
         List<String> names = reply(children, bound);
         if (reply.code == KeeperException.Code.NONODE) {
+            knownParents.remove(entry.parent);
             return null;
         }
         if (reply.code != KeeperException.Code.OK || reply.stat == null || reply.name == null) {
