@@ -5,9 +5,14 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.tck.servers.ZooKeeperServer;
 import io.lockstep.zookeeper.ZooKeeperLockProvider;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -16,6 +21,10 @@ import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -36,6 +45,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * shipped), all clients in this JVM on loopback:
  *
  * <ul>
+ *   <li>{@code floor}: the raw ZooKeeper client doing lock-zookeeper's requests and nothing else: the
+ *       parent container (for a fresh name), an ephemeral sequential node and the queue's listing sent
+ *       back to back (one round trip), then a delete;
  *   <li>{@code lockstep}: lock-zookeeper;
  *   <li>{@code curator-semaphore-mutex}: Curator {@code InterProcessSemaphoreMutex} (not bound to a
  *       thread, as a Lockstep lease);
@@ -46,6 +58,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * names=same}) or of a lock never used before ({@code names=fresh}, where Curator first creates the
  * parent). {@link Handoff#handoff}: the holder releases while another client waits; the time until the
  * waiter holds the lock (notified by a watch, no polling).
+ *
+ * <p>Every {@code acquireRelease} trial reads the server's {@code zk_packets_received} ({@code mntr})
+ * before and after and prints the requests per operation; a {@code floor} or {@code lockstep} trial
+ * fails unless they are the ones named above (3 per operation for the same name, 4 for a fresh one,
+ * plus a little for the parent the server reaps between operations and the client's pings).
  *
  * <p>Compare within one run only.
  */
@@ -62,7 +79,7 @@ public class ZooKeeperBenchmark {
     @State(Scope.Benchmark)
     public static class Uncontended {
         /** Which lock to measure. */
-        @Param({"lockstep", "curator-semaphore-mutex", "curator-mutex"})
+        @Param({"floor", "lockstep", "curator-semaphore-mutex", "curator-mutex"})
         public String lock = "lockstep";
 
         /** The same lock name each time, or a new one. */
@@ -74,6 +91,9 @@ public class ZooKeeperBenchmark {
         private @Nullable LockProvider provider;
         private @Nullable InterProcessLock sameLock;
         private long counter;
+        private long ops;
+        private long packetsAtStart;
+        private final Set<String> floorParents = new HashSet<>();
 
         /** Starts the server and the client. */
         @Setup(Level.Trial)
@@ -82,11 +102,31 @@ public class ZooKeeperBenchmark {
             curator = curator(server);
             provider = ZooKeeperLockProvider.builder(curator).build();
             sameLock = newCuratorLock("/curator/same");
+            curator.create().creatingParentContainersIfNeeded().forPath("/floor/warm");
+            packetsAtStart = packetsReceived(server);
         }
 
-        /** Stops the client and the server. */
+        /** Checks the requests per operation, then stops the client and the server. */
         @TearDown(Level.Trial)
         public void stop() {
+            if (server != null && ops > 0) {
+                double perOp = (packetsReceived(server) - packetsAtStart) / (double) ops;
+                System.out.printf(
+                        "%nZooKeeper requests per operation, %s names=%s: %.3f over %d operations%n",
+                        lock, names, perOp, ops);
+                double expected = names.equals("fresh") ? 4 : 3;
+                if ((lock.equals("floor") || lock.equals("lockstep")) && (perOp < expected || perOp > expected + 0.1)) {
+                    stopAll();
+                    throw new IllegalStateException(String.format(
+                            "%s names=%s sent %.3f requests per operation to the server, not %.0f: it does not do"
+                                    + " what its name says",
+                            lock, names, perOp, expected));
+                }
+            }
+            stopAll();
+        }
+
+        private void stopAll() {
             if (provider != null) {
                 provider.close();
             }
@@ -113,6 +153,10 @@ public class ZooKeeperBenchmark {
     public boolean acquireRelease(Uncontended s) throws Exception {
         boolean fresh = s.names.equals("fresh");
         String name = fresh ? "fresh-" + (s.counter++) : "same";
+        s.ops++;
+        if (s.lock.equals("floor")) {
+            return floorAcquireRelease(s, "/floor/" + name);
+        }
         if (s.lock.equals("lockstep")) {
             Lease lease = s.provider.tryAcquire(name, LEASE).orElseThrow();
             return lease.release();
@@ -240,6 +284,68 @@ public class ZooKeeperBenchmark {
             h.holderMutex.release();
         }
         return h.acquiredAt.take() - h.releasedAt;
+    }
+
+    private static final byte[] LEASE_DATA = "20000".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * lock-zookeeper's requests on the raw client: (the parent container, unless this client has seen
+     * it,) the node and the listing back to back, then the delete. A parent the server reaped meanwhile
+     * costs one more round trip with the parent's create, as in lock-zookeeper.
+     */
+    private static boolean floorAcquireRelease(Uncontended s, String parent) throws Exception {
+        ZooKeeper zk = s.curator.getZookeeperClient().getZooKeeper();
+        for (int round = 0; round < 2; round++) {
+            CompletableFuture<Integer> parentCreated = new CompletableFuture<>();
+            if (!s.floorParents.contains(parent)) {
+                zk.create(
+                        parent,
+                        new byte[0],
+                        ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                        CreateMode.CONTAINER,
+                        (rc, path, ctx, name, stat) -> parentCreated.complete(rc),
+                        null);
+            } else {
+                parentCreated.complete(KeeperException.Code.NODEEXISTS.intValue());
+            }
+            CompletableFuture<String> created = new CompletableFuture<>();
+            zk.create(
+                    parent + "/token-",
+                    LEASE_DATA,
+                    ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                    CreateMode.EPHEMERAL_SEQUENTIAL,
+                    (rc, path, ctx, name, stat) -> created.complete(rc == 0 ? name : null),
+                    null);
+            CompletableFuture<List<String>> listed = new CompletableFuture<>();
+            zk.getChildren(parent, false, (rc, path, ctx, children) -> listed.complete(children), null);
+            int parentCode = parentCreated.get(10, TimeUnit.SECONDS);
+            String node = created.get(10, TimeUnit.SECONDS);
+            List<String> children = listed.get(10, TimeUnit.SECONDS);
+            if (node == null) {
+                s.floorParents.remove(parent); // reaped: create it with the next try
+                continue;
+            }
+            if (parentCode == 0 || parentCode == KeeperException.Code.NODEEXISTS.intValue()) {
+                s.floorParents.add(parent);
+            }
+            if (children == null || children.size() != 1) {
+                throw new IllegalStateException("lock was not free: " + children);
+            }
+            zk.delete(node, -1);
+            return true;
+        }
+        throw new IllegalStateException("could not create a node under " + parent);
+    }
+
+    /** The server's {@code zk_packets_received} from {@code mntr}. */
+    static long packetsReceived(ZooKeeperServer server) {
+        for (String line : ZooKeeperServer.fourLetterWord(server.port(), "mntr").split("\n")) {
+            String[] kv = line.trim().split("\\s+");
+            if (kv.length == 2 && kv[0].equals("zk_packets_received")) {
+                return Long.parseLong(kv[1]);
+            }
+        }
+        throw new IllegalStateException("mntr shows no zk_packets_received on port " + server.port());
     }
 
     private static CuratorFramework curator(ZooKeeperServer server) throws InterruptedException {

@@ -5,7 +5,6 @@ import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.tck.LockProviderCompatibilityKit;
 import io.lockstep.tck.faults.BackendFaults;
-import io.lockstep.tck.faults.TcpProxy;
 import io.lockstep.tck.servers.EtcdCluster;
 import io.lockstep.tck.servers.EtcdServer;
 import java.time.Duration;
@@ -20,18 +19,16 @@ import org.junit.jupiter.api.DisplayName;
 class EtcdClusterCompatibilityTest extends LockProviderCompatibilityKit {
 
     private static EtcdCluster cluster;
-    private static List<TcpProxy> proxies;
+    private static ClusterFaults faults;
     private static Client admin;
 
     @BeforeAll
     static void startCluster() {
         cluster = EtcdCluster.start(3);
-        proxies = cluster.members().stream()
-                .map(m -> TcpProxy.start(m.host(), m.port()))
-                .toList();
         admin = Client.builder()
                 .endpoints(cluster.endpoints().toArray(String[]::new))
                 .build();
+        faults = new ClusterFaults(cluster, admin);
     }
 
     @AfterAll
@@ -39,8 +36,8 @@ class EtcdClusterCompatibilityTest extends LockProviderCompatibilityKit {
         if (admin != null) {
             admin.close();
         }
-        if (proxies != null) {
-            proxies.forEach(TcpProxy::close);
+        if (faults != null) {
+            faults.close();
         }
         if (cluster != null) {
             cluster.close();
@@ -49,8 +46,7 @@ class EtcdClusterCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected LockProvider newProvider() {
-        String endpoints = proxies.stream().map(p -> p.host() + ":" + p.port()).collect(Collectors.joining(","));
-        return Locks.open("etcd://" + endpoints + "?timeout=500ms");
+        return Locks.open("etcd://" + faults.proxiedAddresses() + "?timeout=500ms");
     }
 
     /** As on one member: a dead holder's lock frees at its session's TTL plus etcd's expiry check. */
@@ -61,7 +57,7 @@ class EtcdClusterCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected BackendFaults faults() {
-        return new ClusterFaults(cluster, proxies, admin);
+        return faults;
     }
 
     @Override

@@ -53,6 +53,16 @@ class ZooKeeperEnsembleCompatibilityTest extends LockProviderCompatibilityKit {
         return Optional.of(ensemble.uri() + ZooKeeperTesting.settings(timing));
     }
 
+    /**
+     * A round trip after a fault includes the ZooKeeper client's reconnect: after a connection is given
+     * up (a lost reply, a reset) it waits a random 0 to 1 s before it connects again (ClientCnxn, not
+     * configurable), so nothing, a cleanup or another client's check, reaches the server sooner.
+     */
+    @Override
+    protected Duration margin() {
+        return timing.millis(1_500);
+    }
+
     @Override
     protected Duration longLease() {
         return ZooKeeperTesting.sessionTimeout(timing);

@@ -1,10 +1,13 @@
 package io.lockstep.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lockstep.BackendUnavailableException;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
+import io.lockstep.LockRuntime;
 import io.lockstep.Locks;
 import io.lockstep.LossReason;
 import io.lockstep.tck.Timing;
@@ -276,5 +279,87 @@ class ZooKeeperLockProviderTest {
         assertThat(lease.lost().toCompletableFuture()).isNotDone();
         assertThat(client().tryAcquire("reconnect", lease(5_000))).isEmpty();
         assertThat(lease.release()).isTrue();
+    }
+
+    /**
+     * A provider through the proxy with a short session (its client gives a connection up after two
+     * thirds of it without a reply) and Curator's retries off, as in providers built from a URI.
+     */
+    private LockProvider proxiedShortSession(LockRuntime runtime) throws Exception {
+        CuratorFramework curator = CuratorFrameworkFactory.builder()
+                .connectString(proxy.host() + ":" + proxy.port())
+                .sessionTimeoutMs((int) timing.millis(4_000).toMillis())
+                .connectionTimeoutMs((int) timing.millis(2_000).toMillis())
+                .retryPolicy(new RetryNTimes(0, 0))
+                .build();
+        curator.start();
+        assertThat(curator.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+        LockProvider provider = ZooKeeperLockProvider.builder(curator)
+                .closeClient(true)
+                .runtime(runtime)
+                .build();
+        toClose.add(provider);
+        return provider;
+    }
+
+    private static List<String> queue(String name) throws Exception {
+        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/" + LockPaths.encode(name);
+        return admin.checkExists().forPath(parent) == null
+                ? List.of()
+                : admin.getChildren().forPath(parent);
+    }
+
+    @Test
+    @DisplayName(
+            "a create whose reply was lost is found by its owner token when the acquire is retried: one node, held, fenced by its czxid")
+    void lostCreateReplyIsFoundOnRetry() throws Exception {
+        // A retry window longer than the client's reply timeout, so the acquire retries after the lost reply.
+        LockProvider holder = proxiedShortSession(
+                LockRuntime.builder().retryWindow(timing.millis(20_000)).build());
+        String name = "lost-create-retried";
+        proxy.loseReplies();
+        Lease lease;
+        try {
+            lease = holder.tryAcquire(name, lease(3_000)).orElseThrow();
+        } finally {
+            proxy.resetConnectionsLosingReplies();
+        }
+        List<String> nodes = queue(name);
+        assertThat(nodes).as("the queue after the retried acquire").hasSize(1);
+        assertThat(nodes.get(0)).startsWith(lease.ownerToken() + "-");
+        Stat stat =
+                admin.checkExists().forPath(ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/" + name + "/" + nodes.get(0));
+        assertThat(lease.fencingToken()).hasValue(stat.getCzxid());
+        assertThat(client().tryAcquire(name, lease(5_000))).isEmpty();
+        assertThat(lease.release()).isTrue();
+        assertThat(queue(name)).isEmpty();
+    }
+
+    @Test
+    @DisplayName(
+            "an acquire whose create reply was lost and that gives up removes its node at once, waiting or not (nothing else would)")
+    void lostCreateReplyOfAFailedAcquireLeavesNoNode() throws Exception {
+        // The default retry window ends before the client notices the lost reply: the acquire fails closed.
+        LockProvider holder = proxiedShortSession(LockRuntime.defaults());
+        for (boolean waiting : List.of(false, true)) {
+            String name = "lost-create-abandoned-" + (waiting ? "waiting" : "try");
+            LeaseOptions options = waiting ? lease(3_000).withWaitTime(timing.millis(1_000)) : lease(3_000);
+            proxy.loseReplies();
+            try {
+                assertThatThrownBy(() -> holder.acquire(name, options))
+                        .as("acquire %s whose create reply is lost", waiting ? "with a wait" : "without waiting")
+                        .isInstanceOf(BackendUnavailableException.class);
+            } finally {
+                proxy.resetConnectionsLosingReplies();
+            }
+            // No waiter is queued behind it and its session lives on: only the abandon removes the node.
+            ZooKeeperTesting.await("the lost create's node removed (" + name + ")", timing.millis(3_000), () -> {
+                try {
+                    return queue(name).isEmpty();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+        }
     }
 }

@@ -154,9 +154,22 @@ public final class ZooKeeperServer extends LocalServer {
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-Dlogback.configurationFile=none",
                 "-cp",
-                System.getProperty("java.class.path"),
+                absoluteClassPath(),
                 MAIN_CLASS,
                 config.toString());
+    }
+
+    /**
+     * This JVM's class path with every entry made absolute: the server runs in its own working directory,
+     * so a relative entry ({@code java -jar lock-bench/target/benchmarks.jar}) would not be found there.
+     */
+    private static String absoluteClassPath() {
+        List<String> entries = new ArrayList<>();
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            entries.add(
+                    entry.isEmpty() ? entry : Path.of(entry).toAbsolutePath().toString());
+        }
+        return String.join(java.io.File.pathSeparator, entries);
     }
 
     @Override

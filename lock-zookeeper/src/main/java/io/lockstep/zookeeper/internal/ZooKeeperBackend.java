@@ -27,14 +27,13 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
@@ -173,6 +172,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         int version;
         long lastWriteSentAt;
         boolean createMaybeSent;
+        // When the first create that may have taken effect was sent: a node found after a lost reply
+        // counts its lease from here, since no observer can have seen it before.
+        long createSentAt;
         boolean granted;
         // What this waiter watches: its predecessor, the version it saw, and since when.
         @Nullable
@@ -243,16 +245,19 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
     private Attempt<Handle> attempt(Entry entry, Duration leaseTime, long started) throws Exception {
         long leaseNanos = leaseTime.toNanos();
         byte[] data = leaseData(leaseTime);
+        @Nullable List<String> listed = null;
         synchronized (entry) {
             if (entry.node == null) {
-                locateOrCreate(entry, data);
+                listed = locateOrCreate(entry, data);
             }
         }
         for (int round = 0; ; round++) {
             if (round > 2 * MAX_ROUNDS) {
                 return Attempt.busy(Duration.ofMillis(1)); // the queue keeps changing under us: look again soon
             }
-            List<String> children = children(entry.parent);
+            // The queue as read right behind our create (same round trip), else read now.
+            List<String> children = listed != null ? listed : children(entry.parent);
+            listed = null;
             String mine = LockPaths.leaf(Objects.requireNonNull(entry.node));
             for (String child : children) {
                 if (LockPaths.ownedBy(child, entry.token) && !child.equals(mine)) {
@@ -267,7 +272,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                 synchronized (entry) {
                     entry.node = null;
                     entry.createMaybeSent = false;
-                    locateOrCreate(entry, data);
+                    listed = locateOrCreate(entry, data);
                 }
                 continue;
             }
@@ -288,60 +293,40 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         }
     }
 
-    /** Finds this token's node after a create whose reply was lost, or creates it. */
-    private void locateOrCreate(Entry entry, byte[] data) throws Exception {
+    /**
+     * Finds this token's node after a create whose reply was lost, or creates it. Returns the queue
+     * (sorted) when it was read in the same round trip as the create, else null.
+     */
+    private @Nullable List<String> locateOrCreate(Entry entry, byte[] data) throws Exception {
         if (entry.createMaybeSent) {
             for (String child : children(entry.parent)) {
                 if (LockPaths.ownedBy(child, entry.token)) {
                     String path = entry.parent + "/" + child;
                     Stat stat = client.checkExists().forPath(path);
                     if (stat != null) {
-                        adopt(entry, path, stat, now());
-                        return;
+                        // Our create took effect although its reply was lost: use that node, counting its
+                        // lease from when the first create was sent (observers saw it no earlier).
+                        adopt(entry, path, stat, entry.createSentAt);
+                        return null;
                     }
                 }
             }
         }
-        entry.createMaybeSent = true;
         String prefix = entry.parent + "/" + LockPaths.nodePrefix(entry.token);
         long sentAt = now();
-        if (!knownParents.contains(entry.parent)) {
-            // A lock nobody holds has no parent: create parent and node in one transaction.
-            try {
-                // The raw handle, because Curator's transaction result drops the create stats. Curator's
-                // namespace (if the caller's client has one) is prefixed here; a chroot is the handle's.
-                ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
-                String ns =
-                        client.getNamespace() == null || client.getNamespace().isEmpty()
-                                ? ""
-                                : "/" + client.getNamespace();
-                List<OpResult> results = zk.multi(List.of(
-                        Op.create(ns + entry.parent, new byte[0], acl, CreateMode.CONTAINER),
-                        Op.create(ns + prefix, data, acl, CreateMode.EPHEMERAL_SEQUENTIAL)));
-                rememberParent(entry.parent);
-                Stat parentStat = ((OpResult.CreateResult) results.get(0)).getStat();
-                String path = entry.parent + "/" + LockPaths.leaf(((OpResult.CreateResult) results.get(1)).getPath());
-                if (parentStat != null) {
-                    // One transaction, one zxid: the node was created with the parent's czxid.
-                    entry.node = path;
-                    entry.czxid = parentStat.getCzxid();
-                    entry.version = 0;
-                    entry.sessionId = zk.getSessionId();
-                    entry.lastWriteSentAt = sentAt;
-                } else {
-                    Stat stat = client.checkExists().forPath(path);
-                    if (stat == null) {
-                        throw new KeeperException.NoNodeException(path);
-                    }
-                    adopt(entry, path, stat, sentAt);
-                }
-                return;
-            } catch (KeeperException.NodeExistsException parentExists) {
-                rememberParent(entry.parent);
-            } catch (KeeperException.NoNodeException noBase) {
-                // The base path is missing: the create below makes it.
+        if (!entry.createMaybeSent) {
+            entry.createMaybeSent = true;
+            entry.createSentAt = sentAt;
+        }
+        // A second time with the parent's create when the server reaped the parent this client knew.
+        for (int round = 0; round < 2; round++) {
+            List<String> listed = createPipelined(entry, prefix, data, sentAt);
+            if (entry.node != null) {
+                return listed;
             }
         }
+        // The base path is missing (or the parent was reaped between our two creates): create the node
+        // and whatever parents it lacks.
         Stat stat = new Stat();
         String path;
         try {
@@ -355,7 +340,84 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             rememberParent(entry.parent);
         }
         adopt(entry, path, stat, sentAt);
+        return null;
     }
+
+    /**
+     * One round trip: (the parent container, if this client has not seen it,) the node, and the queue,
+     * sent back to back on the session, which the server applies in order, so the listing includes the
+     * node. Leaves {@code entry.node} null if the node could not be created for want of a parent.
+     */
+    private @Nullable List<String> createPipelined(Entry entry, String prefix, byte[] data, long sentAt)
+            throws Exception {
+        // The raw handle, for its asynchronous calls and the create's stat. Curator's namespace (if the
+        // caller's client has one) is prefixed here; a chroot is the handle's.
+        ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+        String ns = client.getNamespace() == null || client.getNamespace().isEmpty() ? "" : "/" + client.getNamespace();
+        CompletableFuture<KeeperException.Code> parentCreated = null;
+        if (!knownParents.contains(entry.parent)) {
+            CompletableFuture<KeeperException.Code> f = new CompletableFuture<>();
+            zk.create(
+                    ns + entry.parent,
+                    new byte[0],
+                    acl,
+                    CreateMode.CONTAINER,
+                    (rc, path, ctx, name, stat) -> f.complete(KeeperException.Code.get(rc)),
+                    null);
+            parentCreated = f;
+        }
+        CompletableFuture<Created> created = new CompletableFuture<>();
+        zk.create(
+                ns + prefix,
+                data,
+                acl,
+                CreateMode.EPHEMERAL_SEQUENTIAL,
+                (rc, path, ctx, name, stat) -> created.complete(new Created(KeeperException.Code.get(rc), name, stat)),
+                null);
+        CompletableFuture<@Nullable List<String>> children = new CompletableFuture<>();
+        zk.getChildren(
+                ns + entry.parent,
+                false,
+                (rc, path, ctx, names) -> children.complete(rc == KeeperException.Code.OK.intValue() ? names : null),
+                null);
+        // The client fails pending calls when it gives a connection up (after two thirds of the session
+        // timeout without a reply); this bound only guards against a reply that never comes at all.
+        long bound = sessionTimeoutMillis() + client.getZookeeperClient().getConnectionTimeoutMs();
+        Created reply = reply(created, bound);
+        if (parentCreated != null) {
+            KeeperException.Code code = reply(parentCreated, bound);
+            if (code == KeeperException.Code.OK || code == KeeperException.Code.NODEEXISTS) {
+                rememberParent(entry.parent);
+            }
+        }
+        List<String> names = reply(children, bound);
+        if (reply.code == KeeperException.Code.NONODE) {
+            knownParents.remove(entry.parent);
+            return null;
+        }
+        if (reply.code != KeeperException.Code.OK || reply.stat == null || reply.name == null) {
+            throw KeeperException.create(reply.code, prefix);
+        }
+        rememberParent(entry.parent);
+        adopt(entry, entry.parent + "/" + LockPaths.leaf(reply.name), reply.stat, sentAt);
+        if (names == null) {
+            return null;
+        }
+        List<String> sorted = new ArrayList<>(names);
+        sorted.sort(LockPaths.BY_SEQUENCE);
+        return sorted;
+    }
+
+    private static <T> T reply(CompletableFuture<T> call, long boundMillis) throws Exception {
+        try {
+            return call.get(boundMillis, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new KeeperException.ConnectionLossException();
+        }
+    }
+
+    /** The reply to an asynchronous create. */
+    private record Created(KeeperException.Code code, @Nullable String name, @Nullable Stat stat) {}
 
     private void rememberParent(String parent) {
         if (knownParents.size() >= MAX_KNOWN_PARENTS) {
@@ -529,21 +591,25 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             }
         }
         Entry entry = entries.remove(key(name, ownerToken));
-        if (entry == null) {
-            return;
+        if (entry != null && entry.node != null) {
+            deleteQuietly(entry.node);
         }
+        // Also when this attempt's entry is gone already (its watch was closed first) or its create's
+        // reply was lost: a node carrying the token may exist, and nobody else would remove it before
+        // its lease runs out.
+        removeOwnNodes(parentPath(name), ownerToken);
+    }
+
+    /** Deletes every node of {@code parent}'s queue that carries {@code ownerToken}. Does not throw. */
+    private void removeOwnNodes(String parent, String ownerToken) {
         try {
-            if (entry.node != null) {
-                deleteQuietly(entry.node);
-            } else if (entry.createMaybeSent) {
-                for (String child : children(entry.parent)) {
-                    if (LockPaths.ownedBy(child, ownerToken)) {
-                        deleteQuietly(entry.parent + "/" + child);
-                    }
+            for (String child : children(parent)) {
+                if (LockPaths.ownedBy(child, ownerToken)) {
+                    deleteQuietly(parent + "/" + child);
                 }
             }
         } catch (Exception e) {
-            log.debug("Could not look for the node of an abandoned attempt on lock '{}'", name, e);
+            log.debug("Could not look for the nodes of an abandoned attempt in {}", parent, e);
         }
     }
 
@@ -562,7 +628,17 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             public void close() {
                 entries.remove(key, entry);
                 if (!entry.granted) {
-                    deleteQuietly(entry.node); // gave up: leave the queue
+                    // Gave up: leave the queue, also with a node whose create's reply was lost.
+                    String node = entry.node;
+                    if (node != null) {
+                        deleteQuietly(node);
+                    } else if (entry.createMaybeSent) {
+                        try {
+                            runtime.renewalExecutor().execute(() -> removeOwnNodes(entry.parent, ownerToken));
+                        } catch (RejectedExecutionException e) {
+                            removeOwnNodes(entry.parent, ownerToken);
+                        }
+                    }
                 }
             }
         };
