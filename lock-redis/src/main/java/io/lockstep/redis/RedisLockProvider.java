@@ -2,14 +2,20 @@ package io.lockstep.redis;
 
 import io.lockstep.LockRuntime;
 import io.lockstep.redis.internal.RedisBackend;
+import io.lockstep.redis.internal.RedisTopology;
+import io.lockstep.redis.internal.ReplicaAck;
 import io.lockstep.spi.BackendLockProvider;
 import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.ForwardingLockProvider;
+import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * Locks on one Redis server, or a Redis Cluster when given a {@code JedisCluster}.
+ * Locks on one Redis server, a Redis Cluster when given a {@code JedisCluster}, or a Sentinel-watched
+ * primary ({@code redis-sentinel://} through {@link RedisLockProviderFactory}, which also reports leases a
+ * failover may have lost).
  *
  * <p>Acquire is one Lua script: {@code SET key token NX PX ttl} and {@code INCR} of the lock's fence
  * counter, atomically; release is compare-and-delete and announces the release on pub/sub so waiters
@@ -35,7 +41,13 @@ public final class RedisLockProvider extends ForwardingLockProvider {
 
     private RedisLockProvider(Builder b) {
         super(new BackendLockProvider<>(
-                new RedisBackend(b.jedis, b.closeClient, b.keyPrefix, b.driftFactor, b.where), b.runtime));
+                new RedisBackend(
+                        b.topology != null ? b.topology : RedisTopology.direct(b.jedis, b.closeClient),
+                        b.replicaAck,
+                        b.keyPrefix,
+                        b.driftFactor,
+                        b.where),
+                b.runtime));
     }
 
     /** A builder over {@code jedis} ({@code JedisPooled} for one server, {@code JedisCluster} for a cluster). */
@@ -51,6 +63,8 @@ public final class RedisLockProvider extends ForwardingLockProvider {
         private LockRuntime runtime = LockRuntime.defaults();
         private boolean closeClient;
         private String where = "(client supplied)";
+        private ReplicaAck replicaAck = ReplicaAck.NONE;
+        private @Nullable RedisTopology topology;
 
         private Builder(UnifiedJedis jedis) {
             this.jedis = Objects.requireNonNull(jedis, "jedis");
@@ -86,6 +100,35 @@ public final class RedisLockProvider extends ForwardingLockProvider {
         /** Whether closing the provider closes the Jedis client too (default false: the caller owns it). */
         public Builder closeClient(boolean closeClient) {
             this.closeClient = closeClient;
+            return this;
+        }
+
+        /**
+         * Makes an acquire or extend count only once {@code WAIT replicas timeout} confirms that many
+         * replicas have the write; otherwise it fails closed ({@link io.lockstep.BackendUnavailableException},
+         * retried as a transient failure) and what was written is released. This narrows, but does not
+         * close, the failover window (see the module README). {@code replicas} 0 turns it off (the default).
+         *
+         * @param replicas 0 to 16
+         * @param timeout how long {@code WAIT} may block, 1 ms to 1 minute; keep it below the client's socket
+         *     timeout, or the command fails before {@code WAIT} answers
+         * @throws IllegalArgumentException naming the field and the value
+         */
+        public Builder waitReplicas(int replicas, Duration timeout) {
+            Objects.requireNonNull(timeout, "waitTimeout");
+            if (replicas < 0 || replicas > 16) {
+                throw new IllegalArgumentException("waitReplicas must be between 0 and 16, was " + replicas);
+            }
+            if (replicas > 0 && (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(1)) > 0)) {
+                throw new IllegalArgumentException("waitTimeout must be between 1 ms and 1 minute, was " + timeout);
+            }
+            this.replicaAck = replicas == 0 ? ReplicaAck.NONE : new ReplicaAck(replicas, timeout);
+            return this;
+        }
+
+        /** The topology that owns the client (set by the factory for Sentinel). */
+        Builder topology(RedisTopology topology) {
+            this.topology = topology;
             return this;
         }
 

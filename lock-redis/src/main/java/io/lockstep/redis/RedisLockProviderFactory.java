@@ -1,21 +1,28 @@
 package io.lockstep.redis;
 
+import io.lockstep.BackendUnavailableException;
 import io.lockstep.LockConfig;
 import io.lockstep.LockConfigurationException;
 import io.lockstep.LockProvider;
+import io.lockstep.redis.internal.SentinelTopology;
 import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.LockProviderFactory;
 import io.lockstep.spi.TlsSettings;
 import io.lockstep.spi.UriAuthority;
 import java.net.URI;
 import java.time.Duration;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * Builds {@link RedisLockProvider}s from {@code redis://[[user]:password@]host[:port][/database]} and
@@ -34,7 +41,15 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
 
     /** Every setting this factory reads. */
     static final List<String> SETTINGS = Stream.concat(
-                    Stream.of("keyPrefix", "timeout", "poolSize", "driftFactor"), TlsSettings.SETTINGS.stream())
+                    Stream.of(
+                            "keyPrefix",
+                            "timeout",
+                            "poolSize",
+                            "driftFactor",
+                            "waitReplicas",
+                            "waitTimeout",
+                            "sentinelAuth"),
+                    TlsSettings.SETTINGS.stream())
             .toList();
 
     /** For {@link java.util.ServiceLoader}. */
@@ -47,7 +62,7 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
 
     @Override
     public Set<String> schemes() {
-        return Set.of("redis", "rediss");
+        return Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
     }
 
     /**
@@ -60,16 +75,27 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
         config.requireKnownSettings(SETTINGS);
         URI uri = config.uri();
         String where = LockConfig.redacted(uri);
-        UriAuthority authority = UriAuthority.parse(config, 6379, "host");
-        if (authority.hosts().size() != 1) {
+        String scheme = config.scheme();
+        boolean sentinel = scheme.endsWith("-sentinel");
+        boolean cluster = scheme.endsWith("-cluster");
+        UriAuthority authority = UriAuthority.parse(config, sentinel ? 26379 : 6379, sentinel ? "sentinel" : "host");
+        if (!sentinel && !cluster && authority.hosts().size() != 1) {
             throw new LockConfigurationException("host must be one host, was "
-                    + authority.hosts().size() + " in " + where + "; for several Redis nodes use redlock://");
+                    + authority.hosts().size() + " in " + where
+                    + "; for several Redis nodes use redlock://, redis-sentinel:// or redis-cluster://");
         }
-        UriAuthority.HostPort host = authority.hosts().get(0);
-        int database = database(uri, where);
         Duration timeout = config.durationProperty("timeout", Duration.ofSeconds(2));
         if (timeout.isZero() || timeout.isNegative() || timeout.compareTo(Duration.ofMinutes(5)) > 0) {
             throw new LockConfigurationException("timeout must be between 1 ms and 5 minutes, was " + timeout);
+        }
+        int waitReplicas = config.intProperty("waitReplicas", 0, 0, 16);
+        Duration defaultWait = timeout.dividedBy(2).compareTo(Duration.ofMillis(500)) < 0
+                ? timeout.dividedBy(2)
+                : Duration.ofMillis(500);
+        Duration waitTimeout = config.durationProperty("waitTimeout", defaultWait);
+        if (waitTimeout.toMillis() < 1 || waitTimeout.compareTo(timeout) >= 0) {
+            throw new LockConfigurationException("waitTimeout must be at least 1 ms and shorter than timeout ("
+                    + timeout + "), because WAIT blocks the connection, was " + waitTimeout + " in " + where);
         }
         String prefix;
         double driftFactor;
@@ -81,7 +107,79 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
             throw new LockConfigurationException(e.getMessage() + " in " + where, e);
         }
         int poolSize = config.intProperty("poolSize", 16, 2, 1024);
-        TlsSettings tls = TlsSettings.read(config, "rediss".equals(config.scheme()), "a rediss:// URI");
+        String sentinelAuthText =
+                config.property("sentinelAuth").orElse("false").strip();
+        if (!sentinelAuthText.equals("true") && !sentinelAuthText.equals("false")) {
+            throw new LockConfigurationException(
+                    "sentinelAuth must be true or false, was '" + sentinelAuthText + "' in " + where);
+        }
+        boolean sentinelAuth = sentinelAuthText.equals("true");
+        TlsSettings tls = TlsSettings.read(config, scheme.startsWith("rediss"), "a " + scheme + ":// URI");
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(poolSize);
+        pool.setMaxIdle(poolSize);
+        // A borrow waits at most the command timeout: a stalled server fails callers within their bound
+        // instead of queueing them behind each other's socket timeouts.
+        pool.setMaxWait(timeout);
+        RedisLockProvider.Builder builder;
+        String described;
+        if (sentinel) {
+            String masterName = sentinelPath(uri, where);
+            JedisClientConfig primaryConfig =
+                    clientConfig(tls, timeout, authority, database(sentinelDatabase(uri), where), true);
+            JedisClientConfig sentinelConfig = clientConfig(tls, timeout, authority, 0, sentinelAuth);
+            List<HostAndPort> sentinels = authority.hosts().stream()
+                    .map(h -> new HostAndPort(h.host(), h.port()))
+                    .toList();
+            described = "primary '" + masterName + "' of sentinels " + authority.hosts();
+            JedisSentineled jedis;
+            try {
+                jedis = new JedisSentineled(
+                        masterName, primaryConfig, pool, new LinkedHashSet<>(sentinels), sentinelConfig);
+            } catch (JedisException e) {
+                throw new BackendUnavailableException(
+                        "no sentinel of " + where + " named a primary for '" + masterName + "': " + e.getMessage(), e);
+            }
+            builder = RedisLockProvider.builder(jedis)
+                    .topology(new SentinelTopology(jedis, masterName, sentinels, sentinelConfig));
+        } else if (cluster) {
+            String path = uri.getRawPath();
+            if (path != null && !path.isEmpty() && !path.equals("/")) {
+                throw new LockConfigurationException(
+                        "a Redis Cluster has no database: nothing may follow the nodes, was '" + path + "' in "
+                                + where);
+            }
+            Set<HostAndPort> nodes = new LinkedHashSet<>();
+            authority.hosts().forEach(h -> nodes.add(new HostAndPort(h.host(), h.port())));
+            described = "cluster " + authority.hosts();
+            // MOVED and ASK are followed by JedisCluster, within 5 attempts and the command timeout.
+            JedisCluster jedis;
+            try {
+                jedis = new JedisCluster(nodes, clientConfig(tls, timeout, authority, 0, true), 5, timeout, pool);
+            } catch (JedisException e) {
+                throw new BackendUnavailableException(
+                        "no node of the Redis Cluster " + where + " answered: " + e.getMessage(), e);
+            }
+            builder = RedisLockProvider.builder(jedis).closeClient(true);
+        } else {
+            UriAuthority.HostPort host = authority.hosts().get(0);
+            JedisPooled jedis = new JedisPooled(
+                    new HostAndPort(host.host(), host.port()),
+                    clientConfig(tls, timeout, authority, database(uri.getRawPath(), where), true),
+                    pool);
+            described = host.toString();
+            builder = RedisLockProvider.builder(jedis).closeClient(true);
+        }
+        return builder.keyPrefix(prefix)
+                .driftFactor(driftFactor)
+                .waitReplicas(waitReplicas, waitTimeout)
+                .runtime(config.runtime())
+                .describedAs(described)
+                .build();
+    }
+
+    private static JedisClientConfig clientConfig(
+            TlsSettings tls, Duration timeout, UriAuthority authority, int database, boolean withCredentials) {
         DefaultJedisClientConfig.Builder client = DefaultJedisClientConfig.builder()
                 .ssl(tls.enabled())
                 .database(database)
@@ -92,22 +190,30 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
             client.sslParameters(tls.sslParameters());
             tls.socketFactory().ifPresent(client::sslSocketFactory);
         }
-        authority.user().ifPresent(client::user);
-        authority.password().ifPresent(client::password);
-        ConnectionPoolConfig pool = new ConnectionPoolConfig();
-        pool.setMaxTotal(poolSize);
-        pool.setMaxIdle(poolSize);
-        // A borrow waits at most the command timeout: a stalled server fails callers within their bound
-        // instead of queueing them behind each other's socket timeouts.
-        pool.setMaxWait(timeout);
-        JedisPooled jedis = new JedisPooled(new HostAndPort(host.host(), host.port()), client.build(), pool);
-        return RedisLockProvider.builder(jedis)
-                .keyPrefix(prefix)
-                .driftFactor(driftFactor)
-                .runtime(config.runtime())
-                .closeClient(true)
-                .describedAs(host.toString())
-                .build();
+        if (withCredentials) {
+            authority.user().ifPresent(client::user);
+            authority.password().ifPresent(client::password);
+        }
+        return client.build();
+    }
+
+    /** The master name: the first path segment of a {@code redis-sentinel://} URI. */
+    private static String sentinelPath(URI uri, String where) {
+        String path = uri.getPath();
+        String name = path == null || path.length() < 2 ? "" : path.substring(1).split("/", -1)[0];
+        if (name.isBlank()) {
+            throw new LockConfigurationException(
+                    "masterName must follow the sentinels (redis-sentinel://host:26379,host2:26379/mymaster), was"
+                            + " missing in " + where);
+        }
+        return name;
+    }
+
+    /** The optional database after the master name, as a path for {@link #database}. */
+    private static String sentinelDatabase(URI uri) {
+        String path = uri.getRawPath();
+        int second = path == null ? -1 : path.indexOf('/', 1);
+        return second < 0 ? "" : path.substring(second);
     }
 
     private static double driftFactor(LockConfig config) {
@@ -122,8 +228,7 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
         }
     }
 
-    private static int database(URI uri, String where) {
-        String path = uri.getRawPath();
+    private static int database(String path, String where) {
         if (path == null || path.isEmpty() || path.equals("/")) {
             return 0;
         }

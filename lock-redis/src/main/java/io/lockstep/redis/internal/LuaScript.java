@@ -33,6 +33,11 @@ public final class LuaScript {
         }
     }
 
+    /** The script's source, for {@code EVAL}. */
+    String source() {
+        return source;
+    }
+
     /** The script's SHA-1, as Redis names it. */
     public String sha1() {
         return sha1;

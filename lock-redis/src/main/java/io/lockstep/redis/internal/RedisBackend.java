@@ -2,6 +2,7 @@ package io.lockstep.redis.internal;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
@@ -19,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.JedisCluster;
@@ -38,8 +41,9 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
             StrengthTier.BEST_EFFORT,
             EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND, Capability.NOTIFIED_WAIT));
 
+    private final RedisTopology topology;
     private final UnifiedJedis jedis;
-    private final boolean ownsClient;
+    private final ReplicaAck ack;
     private final RedisKeys keys;
     private final double driftFactor;
     private final String where;
@@ -52,8 +56,20 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
      * @param where host and port, for messages
      */
     public RedisBackend(UnifiedJedis jedis, boolean ownsClient, String keyPrefix, double driftFactor, String where) {
-        this.jedis = jedis;
-        this.ownsClient = ownsClient;
+        this(RedisTopology.direct(jedis, ownsClient), ReplicaAck.NONE, keyPrefix, driftFactor, where);
+    }
+
+    /**
+     * @param topology how Redis is reached; closed with the backend
+     * @param ack the replica acknowledgement acquire and extend wait for ({@link ReplicaAck#NONE}: none)
+     * @param keyPrefix validated prefix for every key
+     * @param driftFactor validated clock drift factor (see {@link ClockDrift})
+     * @param where host and port, for messages
+     */
+    public RedisBackend(RedisTopology topology, ReplicaAck ack, String keyPrefix, double driftFactor, String where) {
+        this.topology = topology;
+        this.jedis = topology.client();
+        this.ack = ack;
         this.keys = new RedisKeys(keyPrefix);
         this.driftFactor = driftFactor;
         this.where = where;
@@ -75,16 +91,32 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         }
         long ttlMillis = leaseTime.toMillis();
         String lockKey = keys.lockKey(name);
-        List<?> reply = (List<?>) RedisErrors.translate(
-                where,
-                "acquiring lock '" + name + "'",
-                () -> RedisScripts.ACQUIRE.run(
-                        jedis, List.of(lockKey, keys.fenceKey(name)), List.of(ownerToken, Long.toString(ttlMillis))));
+        String what = "acquiring lock '" + name + "'";
+        List<String> scriptKeys = List.of(lockKey, keys.fenceKey(name));
+        List<String> scriptArgs = List.of(ownerToken, Long.toString(ttlMillis));
+        // Taken before the write: a failover racing it ends the lease rather than going unnoticed. A grant
+        // that replicas acknowledged is expected to survive a failover, so it does not listen.
+        @Nullable CompletionStage<LossReason> failover = ack.enabled() ? null : topology.primaryLoss();
+        ReplicaAck.Acknowledged acknowledged = ack.enabled()
+                ? RedisErrors.translate(
+                        where, what, () -> ack.run(jedis, RedisScripts.ACQUIRE, lockKey, scriptKeys, scriptArgs))
+                : new ReplicaAck.Acknowledged(
+                        RedisErrors.translate(
+                                where, what, () -> RedisScripts.ACQUIRE.run(jedis, scriptKeys, scriptArgs)),
+                        0);
+        List<?> reply = (List<?>) acknowledged.reply();
         long granted = (Long) reply.get(0);
         long value = (Long) reply.get(1);
         if (granted == 1) {
+            Handle handle = new Handle(name, lockKey, ownerToken);
+            if (ack.enabled() && acknowledged.acknowledgedBy() < ack.replicas()) {
+                // Fail closed: what only the primary has may vanish in a failover. Take it back now; if that
+                // fails too, the caller's abandon() tries again and the TTL ends it at the latest.
+                abandon(name, ownerToken);
+                throw ack.notAcknowledged(what, where, acknowledged.acknowledgedBy());
+            }
             // The server counts PX on its own clock, which may run fast: report less by the drift allowance.
-            return Attempt.granted(Grant.of(new Handle(name, lockKey, ownerToken), OptionalLong.of(value), validity));
+            return Attempt.granted(new Grant<>(handle, OptionalLong.of(value), validity, failover));
         }
         return Attempt.busy(value > 0 ? Duration.ofMillis(value) : Duration.ofMillis(50));
     }
@@ -92,13 +124,25 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     @Override
     public Optional<Duration> extend(Handle handle, Duration leaseTime) {
         long ttlMillis = leaseTime.toMillis();
-        Object reply = RedisErrors.translate(
-                where,
-                "extending lock '" + handle.name() + "'",
-                () -> RedisScripts.EXTEND.run(
-                        jedis, List.of(handle.lockKey()), List.of(handle.ownerToken(), Long.toString(ttlMillis))));
-        if (((Long) reply) != 1) {
+        String what = "extending lock '" + handle.name() + "'";
+        List<String> scriptKeys = List.of(handle.lockKey());
+        List<String> scriptArgs = List.of(handle.ownerToken(), Long.toString(ttlMillis));
+        ReplicaAck.Acknowledged acknowledged = ack.enabled()
+                ? RedisErrors.translate(
+                        where,
+                        what,
+                        () -> ack.run(jedis, RedisScripts.EXTEND, handle.lockKey(), scriptKeys, scriptArgs))
+                : new ReplicaAck.Acknowledged(
+                        RedisErrors.translate(
+                                where, what, () -> RedisScripts.EXTEND.run(jedis, scriptKeys, scriptArgs)),
+                        0);
+        if (((Long) acknowledged.reply()) != 1) {
             return Optional.empty();
+        }
+        if (ack.enabled() && acknowledged.acknowledgedBy() < ack.replicas()) {
+            // The longer TTL may exist on the primary only: do not count it (a renewal is retried while
+            // validity is left, then the lease ends as RENEWAL_FAILED).
+            throw ack.notAcknowledged(what, where, acknowledged.acknowledgedBy());
         }
         return Optional.of(extendedValidity(leaseTime));
     }
@@ -108,7 +152,8 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
 
     @Override
     public int maxRenewalBatch() {
-        return MAX_RENEWAL_BATCH;
+        // With waitReplicas each extension must be acknowledged on its own (WAIT counts one write).
+        return ack.enabled() ? 1 : MAX_RENEWAL_BATCH;
     }
 
     /**
@@ -207,8 +252,6 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     @Override
     public void close() {
         signals.close();
-        if (ownsClient) {
-            jedis.close();
-        }
+        topology.close();
     }
 }

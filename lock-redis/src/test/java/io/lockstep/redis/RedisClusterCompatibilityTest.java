@@ -1,0 +1,44 @@
+package io.lockstep.redis;
+
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
+import io.lockstep.tck.LockProviderCompatibilityKit;
+import io.lockstep.tck.servers.LocalServer;
+import io.lockstep.tck.servers.RedisClusterSetup;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("lock-redis passes the compatibility kit on a Redis Cluster (3 primaries, 3 replicas)")
+class RedisClusterCompatibilityTest extends LockProviderCompatibilityKit {
+
+    private static RedisClusterSetup cluster;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = RedisClusterSetup.start();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Override
+    protected LockProvider newProvider() {
+        return Locks.open(cluster.uri() + "?timeout=500ms");
+    }
+
+    @Override
+    protected Optional<LockProvider> newUnreachableProvider() {
+        return Optional.of(Locks.open("redis-cluster://127.0.0.1:" + LocalServer.freePort() + "?timeout=500ms"));
+    }
+
+    @Override
+    protected Optional<String> childJvmUri() {
+        return Optional.of(cluster.uri() + "?timeout=500ms");
+    }
+}
