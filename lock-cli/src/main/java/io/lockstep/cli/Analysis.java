@@ -23,7 +23,7 @@ final class Analysis {
             List.of(0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0);
 
     private static final int MAX_HOLDS = 4000;
-    private static final int MAX_VIOLATIONS = 5;
+    private static final int MAX_VIOLATIONS = 2;
 
     private Analysis() {}
 

@@ -55,7 +55,7 @@ final class CompareCommand implements Callable<Integer> {
 
     @Option(
             names = "--duration",
-            defaultValue = "10s",
+            defaultValue = "12s",
             description = "workload time per backend (default ${DEFAULT-VALUE})")
     Duration duration;
 
@@ -73,7 +73,7 @@ final class CompareCommand implements Callable<Integer> {
 
     @Option(
             names = "--fault-length",
-            defaultValue = "1500ms",
+            defaultValue = "2s",
             description = "how long each fault lasts; more than --lease (default ${DEFAULT-VALUE})")
     Duration faultLength;
 

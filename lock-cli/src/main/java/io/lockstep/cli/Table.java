@@ -114,6 +114,12 @@ final class Table {
                         .append(v.lines().findFirst().orElse(v))
                         .append('\n');
             }
+            long more = r.overlappingHolds()
+                    + r.fencesNotIncreasing()
+                    - r.violations().size();
+            if (more > 0) {
+                out.append(r.backend()).append(": ... and ").append(more).append(" more like these\n");
+            }
             if (r.invariantBroken()) {
                 out.append(r.backend()).append(": INVARIANT BROKEN under faults its tier claims to survive\n");
             }
