@@ -43,6 +43,19 @@ public interface LockProvider extends AutoCloseable {
     /** What this provider is and what it claims; the compatibility kit checks every claim. */
     ProviderInfo info();
 
+    /**
+     * What the backend can tell about the lock named {@code name} right now, for operators: held or not,
+     * the holder's fence, the time left before the backend frees it. A snapshot for display only.
+     *
+     * @return the state, or empty when this backend cannot tell (the default)
+     * @throws IllegalArgumentException if the name is not a valid lock name
+     * @throws BackendUnavailableException if the backend could not be reached
+     */
+    default Optional<LockState> inspect(String name) {
+        LockNames.requireValid(name);
+        return Optional.empty();
+    }
+
     /** Releases the leases still held, then closes the connection to the backend. Idempotent. */
     @Override
     void close();

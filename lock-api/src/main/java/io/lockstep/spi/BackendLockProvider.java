@@ -85,6 +85,12 @@ public final class BackendLockProvider<H> implements LockProvider {
         return info;
     }
 
+    @Override
+    public Optional<io.lockstep.LockState> inspect(String name) {
+        LockNames.requireValid(name);
+        return backend.inspect(name);
+    }
+
     /**
      * Ends every lease this provider still holds and closes the backend, within the runtime's {@link
      * LockRuntime#closeTimeout() close timeout} (5 s by default). Each lease's {@link Lease#lost()}

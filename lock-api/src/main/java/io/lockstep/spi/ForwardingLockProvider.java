@@ -37,6 +37,11 @@ public abstract class ForwardingLockProvider implements LockProvider {
     }
 
     @Override
+    public java.util.Optional<io.lockstep.LockState> inspect(String name) {
+        return delegate.inspect(name);
+    }
+
+    @Override
     public void close() {
         delegate.close();
     }

@@ -190,6 +190,16 @@ public interface LockBackend<H> extends AutoCloseable {
         return watch(name);
     }
 
+    /**
+     * What the backend can tell about lock {@code name} now (see {@link LockProvider#inspect}); the name
+     * is already validated. The default cannot tell.
+     *
+     * @throws io.lockstep.BackendUnavailableException if the backend could not be reached
+     */
+    default Optional<io.lockstep.LockState> inspect(String name) {
+        return Optional.empty();
+    }
+
     /** A short description of where the backend is (host and port, never a password), for messages. */
     String describe();
 

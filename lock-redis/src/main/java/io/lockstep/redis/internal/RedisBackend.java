@@ -240,6 +240,23 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     }
 
     @Override
+    public Optional<io.lockstep.LockState> inspect(String name) {
+        List<?> reply = (List<?>) RedisErrors.translate(
+                where,
+                "inspecting lock '" + name + "'",
+                () -> RedisScripts.INSPECT.run(jedis, List.of(keys.lockKey(name), keys.fenceKey(name)), List.of()));
+        long pttl = (Long) reply.get(0);
+        Object fence = reply.get(1);
+        OptionalLong lastFence = fence instanceof byte[] bytes
+                ? OptionalLong.of(Long.parseLong(new String(bytes, java.nio.charset.StandardCharsets.US_ASCII)))
+                : fence instanceof String text ? OptionalLong.of(Long.parseLong(text)) : OptionalLong.empty();
+        boolean held = pttl != -2;
+        // -1: a key without expiry (never written so by Lockstep): held, remaining unknown.
+        Optional<Duration> remaining = pttl >= 0 ? Optional.of(Duration.ofMillis(pttl)) : Optional.empty();
+        return Optional.of(new io.lockstep.LockState(held, lastFence, remaining));
+    }
+
+    @Override
     public ReleaseWatch watch(String name) {
         return signals.watch(name);
     }

@@ -70,4 +70,13 @@ final class RedisScripts {
             end
             return 0
             """);
+
+    /**
+     * A snapshot for operators: KEYS[1] lock key, KEYS[2] fence counter. Returns {PTTL of the lock (-2 when
+     * free), the fence counter or false}. Reads only; never the owner token.
+     */
+    static final LuaScript INSPECT = new LuaScript(
+            """
+            return {redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+            """);
 }

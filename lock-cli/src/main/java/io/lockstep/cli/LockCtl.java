@@ -1,0 +1,115 @@
+package io.lockstep.cli;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.LockConfigurationException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import picocli.AutoComplete;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code lockctl} command line. Exit codes:
+ *
+ * <ul>
+ *   <li>{@value #OK}: everything asked for was done and every invariant held;
+ *   <li>{@value #INVARIANT_BROKEN}: an invariant broke (a fencing backend accepted a stale write, fences
+ *       went backwards, a held lease was lost, a kit test failed);
+ *   <li>{@value #USAGE}: bad usage or configuration (unknown option, bad duration or URI);
+ *   <li>{@value #UNAVAILABLE}: a backend could not be reached or started.
+ * </ul>
+ *
+ * <p>Ctrl-C ends a run cleanly: every lease lockctl holds is released by the providers' close in a
+ * shutdown hook, and the servers and child JVMs it started are stopped.
+ */
+@Command(
+        name = "lockctl",
+        mixinStandardHelpOptions = true,
+        versionProvider = LockCtl.Version.class,
+        description = "Distributed locks: compare backends under faults, run the kit, hold and inspect locks.",
+        footerHeading = "%nExit codes:%n",
+        footer = {
+            "  0  ok",
+            "  1  an invariant broke (stale write accepted, fences backwards, lease lost, kit failed)",
+            "  2  usage or configuration error",
+            "  3  backend unavailable"
+        },
+        subcommands = {
+            CompareCommand.class,
+            TckCommand.class,
+            AcquireCommand.class,
+            InspectCommand.class,
+            BackendsCommand.class,
+            AutoComplete.GenerateCompletion.class
+        })
+public final class LockCtl implements Runnable {
+
+    /** Exit code: done, every invariant held. */
+    public static final int OK = 0;
+    /** Exit code: an invariant broke. */
+    public static final int INVARIANT_BROKEN = 1;
+    /** Exit code: usage or configuration error. */
+    public static final int USAGE = 2;
+    /** Exit code: a backend could not be reached or started. */
+    public static final int UNAVAILABLE = 3;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    /** Runs lockctl and exits with its exit code. */
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs lockctl as {@link #main} does, on this process' standard streams, and returns the exit code. */
+    public static int run(String... args) {
+        return commandLine(
+                        new PrintWriter(System.out, true, StandardCharsets.UTF_8),
+                        new PrintWriter(System.err, true, StandardCharsets.UTF_8))
+                .execute(args);
+    }
+
+    /** A configured command line writing to {@code out} and {@code err}. */
+    static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+        CommandLine cl = new CommandLine(new LockCtl());
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.registerConverter(java.time.Duration.class, new DurationConverter());
+        cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            PrintWriter w = commandLine.getErr();
+            w.println("lockctl: " + message(e));
+            if (e instanceof BackendUnavailableException) {
+                return UNAVAILABLE;
+            }
+            if (e instanceof LockConfigurationException || e instanceof IllegalArgumentException) {
+                return USAGE;
+            }
+            w.println("(unexpected " + e.getClass().getName() + ")");
+            return INVARIANT_BROKEN;
+        });
+        return cl;
+    }
+
+    private static String message(Throwable e) {
+        String m = e.getMessage();
+        return m == null ? e.getClass().getSimpleName() : m;
+    }
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required");
+    }
+
+    /** The version from the jar's manifest. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = LockCtl.class.getPackage().getImplementationVersion();
+            return new String[] {
+                "lockctl " + (v == null ? "(development build)" : v),
+                "Java " + System.getProperty("java.version") + " on " + System.getProperty("os.name")
+            };
+        }
+    }
+}

@@ -1,0 +1,115 @@
+package io.lockstep.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lockstep.tck.servers.LocalServer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+@DisplayName("lockctl usage, exit codes and errors")
+class LockCtlUsageTest {
+
+    @Test
+    void versionNamesTheToolAndExitsZero() {
+        Cli r = Cli.run("--version");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).startsWith("lockctl ");
+    }
+
+    @Test
+    void helpListsEverySubcommandAndTheExitCodes() {
+        Cli r = Cli.run("--help");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out())
+                .contains("compare", "tck", "acquire", "inspect", "backends", "generate-completion")
+                .contains("3  backend unavailable");
+    }
+
+    @Test
+    void noSubcommandIsAUsageError() {
+        Cli r = Cli.run();
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(r.err()).contains("a subcommand is required");
+    }
+
+    @Test
+    void aBadDurationNamesTheOptionAndTheValue() {
+        Cli r = Cli.run("acquire", "x", "--uri", "redis://127.0.0.1:6379", "--hold", "30 seconds");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(r.err()).contains("--hold", "'30 seconds' is not a duration");
+    }
+
+    @Test
+    void aNegativeOrZeroDurationIsRejected() {
+        Cli r = Cli.run("compare", "--duration", "0s", "--no-progress");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(r.err()).contains("--duration", "'0s' must be a positive duration");
+    }
+
+    @Test
+    void anUnknownSchemeIsAConfigurationErrorNamingTheKnownOnes() {
+        Cli r = Cli.run("inspect", "x", "--uri", "bogus://host:1");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(r.err()).contains("bogus", "redis");
+    }
+
+    @Test
+    void aUriThatDoesNotParseIsAConfigurationErrorWithoutThePassword() {
+        Cli r = Cli.run("inspect", "x", "--uri", "redis://user:s3cret@host:notaport");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(r.out() + r.err()).doesNotContain("s3cret");
+    }
+
+    @Test
+    void anUnreachableBackendExitsThreeNamingIt() {
+        int port = LocalServer.freePort(); // nothing listens there
+        Cli r = Cli.run("inspect", "x", "--uri", "redis://127.0.0.1:" + port);
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.UNAVAILABLE);
+        assertThat(r.err()).contains("127.0.0.1:" + port);
+    }
+
+    @Test
+    void tckAgainstAnUnreachableBackendExitsThreeBeforeRunningTheKit() {
+        int port = LocalServer.freePort();
+        Cli r = Cli.run("tck", "--uri", "redis://127.0.0.1:" + port, "--group", "Info");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.UNAVAILABLE);
+    }
+
+    @Test
+    void compareRejectsAnUnknownFaultAndBackend() {
+        Cli fault = Cli.run("compare", "--faults", "meteor", "--no-progress");
+        assertThat(fault.exitCode()).as(fault.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(fault.err()).contains("unknown fault 'meteor'", "holder-pause");
+        Cli backend = Cli.run("compare", "--backend", "oracle", "--no-progress");
+        assertThat(backend.exitCode()).as(backend.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(backend.err()).contains("--backend 'oracle' is unknown", "zookeeper");
+    }
+
+    @Test
+    void aHolderPauseShorterThanTheLeaseIsRejected() {
+        Cli r = Cli.run("compare", "--lease", "2s", "--fault-length", "1s", "--no-progress");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(r.err()).contains("--fault-length (1s) must exceed --lease (2s)");
+    }
+
+    @Test
+    void backendsListsEveryProviderOnTheClassPath() {
+        Cli r = Cli.run("backends");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out()).contains("redis,rediss", "redlock", "etcd,etcds", "zookeeper", "in-memory");
+    }
+
+    @Test
+    void completionScriptCompletesTheSubcommands() {
+        Cli r = Cli.run("generate-completion");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).contains("complete -F", "lockctl", "compare", "inspect");
+    }
+
+    @Test
+    void inspectOnABackendThatCannotTellSaysSo() {
+        Cli r = Cli.run("inspect", "x", "--uri", "mem://lockctl-inspect-test");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).contains("cannot tell");
+    }
+}
