@@ -48,6 +48,9 @@ public abstract class Dialect {
         if (p.contains("postgres")) {
             return new PostgresDialect(table);
         }
+        if (p.equals("h2")) {
+            return new H2Dialect(table);
+        }
         throw new LockConfigurationException(
                 "dialect: lock-jdbc supports PostgreSQL, MariaDB/MySQL and H2; this database is '" + product + "'");
     }
