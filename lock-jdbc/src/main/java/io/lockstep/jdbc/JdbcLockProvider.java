@@ -1,0 +1,220 @@
+package io.lockstep.jdbc;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.LockConfigurationException;
+import io.lockstep.LockRuntime;
+import io.lockstep.jdbc.internal.Dialect;
+import io.lockstep.jdbc.internal.LeaseBackend;
+import io.lockstep.jdbc.internal.SessionBackend;
+import io.lockstep.jdbc.internal.SqlBackend;
+import io.lockstep.spi.BackendLockProvider;
+import io.lockstep.spi.ForwardingLockProvider;
+import java.time.Duration;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Handles;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatements;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Locks in a relational database (PostgreSQL, MariaDB/MySQL, H2) through Jdbi 3, tier {@link
+ * io.lockstep.StrengthTier#TRANSACTIONAL}: fencing tokens from a database sequence, which a rollback or a
+ * restart never takes back; expiry on the database's clock, never the client's. {@link JdbcMode#LEASE}
+ * holds no connection between calls; {@link JdbcMode#SESSION} holds the row lock in an open transaction
+ * on a connection of its own, so a holder whose connection dies loses the lock at once. On PostgreSQL
+ * waiters are woken by {@code LISTEN/NOTIFY} (one connection per provider).
+ *
+ * <p>Explicit wiring over an application's own {@link DataSource} (bounded, ideally pooled):
+ *
+ * <pre>{@code
+ * try (LockProvider locks = JdbcLockProvider.builder(dataSource).mode(JdbcMode.LEASE).build()) { ... }
+ * }</pre>
+ *
+ * <p>Building checks the table, the sequence, the privileges and that the database is writable, and
+ * throws {@link LockConfigurationException} naming the setting if not. Thread-safe.
+ */
+public final class JdbcLockProvider extends ForwardingLockProvider {
+
+    /** The default table in lease mode. */
+    public static final String DEFAULT_LEASE_TABLE = "lockstep_lease";
+    /** The default table in session mode (one mode per table: their rows mean different things). */
+    public static final String DEFAULT_SESSION_TABLE = "lockstep_session";
+    /**
+     * Session mode: how long the server keeps the transaction of a holder that sends nothing (a frozen
+     * JVM) before it ends the session and the lock; heartbeats go every third of it.
+     */
+    public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(10);
+
+    private final SqlBackend<?> backend;
+
+    private JdbcLockProvider(SqlBackend<?> backend, LockRuntime runtime) {
+        super(new BackendLockProvider<>(backend, runtime));
+        this.backend = backend;
+    }
+
+    /** A builder over {@code dataSource}, which the provider uses but does not close. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /** The lock table this provider uses. */
+    public String table() {
+        return backend.table();
+    }
+
+    /** Builds a {@link JdbcLockProvider}. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private JdbcMode mode = JdbcMode.LEASE;
+        private @Nullable String table;
+        private boolean createSchema;
+        private LockRuntime runtime = LockRuntime.defaults();
+        private Duration sessionTimeout = DEFAULT_SESSION_TIMEOUT;
+        private Duration callTimeout = Duration.ofSeconds(5);
+        private @Nullable String where;
+        private @Nullable AutoCloseable closeWithProvider;
+        private @Nullable DataSource listenSource;
+        private boolean listen = true;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /** Lease mode (the default) or session mode. */
+        public Builder mode(JdbcMode mode) {
+            this.mode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /**
+         * The lock table: an SQL identifier, optionally schema-qualified; the fence sequence is named after
+         * it with {@code _fence}. Defaults to {@value #DEFAULT_LEASE_TABLE} or {@value #DEFAULT_SESSION_TABLE}.
+         */
+        public Builder table(String table) {
+            this.table = Dialect.requireTableName(Objects.requireNonNull(table, "table"));
+            return this;
+        }
+
+        /** Whether to create the table and sequence if missing (off by default: use the README's DDL). */
+        public Builder createSchema(boolean createSchema) {
+            this.createSchema = createSchema;
+            return this;
+        }
+
+        /** The runtime (scheduler, executors, clock, metrics). */
+        public Builder runtime(LockRuntime runtime) {
+            this.runtime = Objects.requireNonNull(runtime, "runtime");
+            return this;
+        }
+
+        /**
+         * Session mode: the server's idle-in-transaction timeout for held locks (default 10 s, at least
+         * 300 ms): a holder that stops sending heartbeats blocks others at most this long.
+         */
+        public Builder sessionTimeout(Duration sessionTimeout) {
+            if (sessionTimeout == null || sessionTimeout.toMillis() < 300) {
+                throw new IllegalArgumentException("sessionTimeout must be at least 300ms, was " + sessionTimeout);
+            }
+            this.sessionTimeout = sessionTimeout;
+            return this;
+        }
+
+        /** The bound of each statement (Jdbi query timeout, whole seconds, default 5 s). */
+        public Builder callTimeout(Duration callTimeout) {
+            if (callTimeout == null || callTimeout.isNegative() || callTimeout.isZero()) {
+                throw new IllegalArgumentException("callTimeout must be positive, was " + callTimeout);
+            }
+            this.callTimeout = callTimeout;
+            return this;
+        }
+
+        /** Whether PostgreSQL waiters are woken by LISTEN/NOTIFY (default true; false: they poll). */
+        public Builder notifications(boolean listen) {
+            this.listen = listen;
+            return this;
+        }
+
+        /** Where the database is, for messages (never with a password); by default the product name. */
+        public Builder describedAs(String where) {
+            this.where = Objects.requireNonNull(where, "where");
+            return this;
+        }
+
+        /** For the factory: the pool it built, closed with the provider. */
+        Builder closeWithProvider(AutoCloseable pool) {
+            this.closeWithProvider = pool;
+            return this;
+        }
+
+        /** For the factory: an unpooled source for the release listener's connection. */
+        Builder listenSource(DataSource source) {
+            this.listenSource = source;
+            return this;
+        }
+
+        /**
+         * Connects, checks (or creates) the schema and builds the provider.
+         *
+         * @throws LockConfigurationException if the table or sequence is missing, a privilege is lacking or
+         *     the database is read-only, naming the setting
+         * @throws BackendUnavailableException if the database cannot be reached
+         */
+        public JdbcLockProvider build() {
+            Jdbi jdbi = Jdbi.create(dataSource);
+            jdbi.getConfig(Handles.class).setForceEndTransactions(false);
+            jdbi.getConfig(SqlStatements.class)
+                    .setQueryTimeout((int) Math.max(1, (callTimeout.toMillis() + 999) / 1000));
+            String tableName =
+                    table != null ? table : mode == JdbcMode.LEASE ? DEFAULT_LEASE_TABLE : DEFAULT_SESSION_TABLE;
+            Dialect dialect;
+            String place;
+            try (Handle h = jdbi.open()) {
+                String product = h.getConnection().getMetaData().getDatabaseProductName();
+                dialect = Dialect.forProduct(product, tableName);
+                place = where != null ? where : dialect.product();
+                if (createSchema) {
+                    for (String ddl : dialect.ddl()) {
+                        h.execute(ddl);
+                    }
+                }
+                dialect.check(h);
+            } catch (LockConfigurationException e) {
+                closeQuietly();
+                throw e;
+            } catch (java.sql.SQLException | RuntimeException e) {
+                closeQuietly();
+                String at = where != null ? where : "the database";
+                throw new BackendUnavailableException(
+                        at + ": could not connect or check the lock table (" + sqlState(e) + "): " + e.getMessage(),
+                        e,
+                        true);
+            }
+            DataSource listenFrom = listen ? (listenSource != null ? listenSource : dataSource) : null;
+            SqlBackend<?> backend = mode == JdbcMode.LEASE
+                    ? new LeaseBackend(jdbi, dialect, place, listenFrom, closeWithProvider)
+                    : new SessionBackend(jdbi, dialect, place, listenFrom, closeWithProvider, runtime, sessionTimeout);
+            return new JdbcLockProvider(backend, runtime);
+        }
+
+        private void closeQuietly() {
+            if (closeWithProvider != null) {
+                try {
+                    closeWithProvider.close();
+                } catch (Exception ignored) {
+                    // already failing
+                }
+            }
+        }
+
+        private static String sqlState(Throwable e) {
+            for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof java.sql.SQLException s && s.getSQLState() != null) {
+                    return "SQL state " + s.getSQLState();
+                }
+            }
+            return "no SQL state";
+        }
+    }
+}

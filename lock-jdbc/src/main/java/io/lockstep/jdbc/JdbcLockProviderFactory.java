@@ -1,0 +1,298 @@
+package io.lockstep.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.lockstep.LockConfig;
+import io.lockstep.LockConfigurationException;
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
+import io.lockstep.jdbc.internal.Dialect;
+import io.lockstep.spi.LockProviderFactory;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * {@code jdbc:postgresql://[user[:password]@]host[:port]/database?mode=lease}, {@code jdbc:mariadb://...}
+ * and {@code jdbc:h2:...}: a {@link JdbcLockProvider} over a bounded HikariCP pool it builds and closes.
+ *
+ * <p>Lockstep's settings, taken out of the query (or from {@link LockConfig} properties): {@code mode}
+ * ({@code lease}, the default, or {@code session}), {@code table}, {@code createSchema} (false),
+ * {@code poolSize} (lease 4, session 16), {@code callTimeout} (5s), {@code sessionTimeout} (10s),
+ * {@code notifications} (true), {@code user} and {@code password}. Every other query parameter
+ * ({@code sslmode}, {@code sslrootcert}, ...) goes to the driver unchanged, so TLS is configured as the
+ * driver documents it. A password is never part of a message.
+ */
+public final class JdbcLockProviderFactory implements LockProviderFactory {
+
+    private static final List<String> SETTINGS = List.of(
+            "mode",
+            "table",
+            "createSchema",
+            "poolSize",
+            "callTimeout",
+            "sessionTimeout",
+            "notifications",
+            "user",
+            "password",
+            Locks.PROVIDER_PROPERTY);
+
+    @Override
+    public String name() {
+        return "jdbc";
+    }
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("jdbc");
+    }
+
+    @Override
+    public LockProvider create(LockConfig config) {
+        Parsed p = Parsed.of(config);
+        JdbcMode mode = JdbcMode.parse(p.setting("mode", "lease"));
+        int poolSize = p.intSetting("poolSize", mode == JdbcMode.LEASE ? 4 : 16, 1, 1000);
+        Duration callTimeout = p.durationSetting("callTimeout", Duration.ofSeconds(5));
+        Duration sessionTimeout = p.durationSetting("sessionTimeout", JdbcLockProvider.DEFAULT_SESSION_TIMEOUT);
+        boolean createSchema = p.booleanSetting("createSchema", false);
+        boolean notifications = p.booleanSetting("notifications", true);
+        String table = p.settings.get("table");
+        if (table != null) {
+            Dialect.requireTableName(table); // before anything is opened
+        }
+
+        Properties driverProps = new Properties();
+        p.settings.entrySet().stream()
+                .filter(e -> e.getKey().equals("user") || e.getKey().equals("password"))
+                .forEach(e -> driverProps.setProperty(e.getKey(), e.getValue()));
+        if (p.driverUrl.startsWith("jdbc:postgresql:")) {
+            String seconds = Long.toString(Math.max(1, (callTimeout.toMillis() + 999) / 1000));
+            if (!p.driverUrl.contains("socketTimeout=")) {
+                // A partitioned server must not hold a call past its bound; lock waits never block on the server.
+                driverProps.setProperty("socketTimeout", Long.toString(Math.max(2, 2 * Long.parseLong(seconds))));
+            }
+            driverProps.setProperty("connectTimeout", seconds);
+            driverProps.setProperty("loginTimeout", seconds);
+            driverProps.setProperty("tcpKeepAlive", "true");
+            driverProps.putIfAbsent("ApplicationName", "lockstep");
+        }
+
+        HikariConfig hc = new HikariConfig();
+        hc.setPoolName("lockstep-jdbc");
+        hc.setJdbcUrl(p.driverUrl);
+        hc.setDataSourceProperties(driverProps);
+        hc.setMaximumPoolSize(poolSize);
+        hc.setMinimumIdle(1);
+        hc.setConnectionTimeout(Math.max(250, callTimeout.toMillis()));
+        hc.setValidationTimeout(Math.max(250, Math.min(callTimeout.toMillis(), 5000)));
+        hc.setInitializationFailTimeout(-1); // the provider's own check reports an unreachable database
+        HikariDataSource pool;
+        try {
+            pool = new HikariDataSource(hc);
+        } catch (RuntimeException e) {
+            throw new LockConfigurationException(
+                    "url: cannot build a connection pool for " + p.where + ": " + e.getMessage());
+        }
+        JdbcLockProvider.Builder b = JdbcLockProvider.builder(pool)
+                .mode(mode)
+                .createSchema(createSchema)
+                .callTimeout(callTimeout)
+                .sessionTimeout(sessionTimeout)
+                .runtime(config.runtime())
+                .notifications(notifications)
+                .describedAs(p.where)
+                .closeWithProvider(pool)
+                .listenSource(new UnpooledDataSource(p.driverUrl, driverProps));
+        if (table != null) {
+            b.table(table);
+        }
+        return b.build();
+    }
+
+    /** The URI split into the driver's URL and Lockstep's settings. */
+    private static final class Parsed {
+        final String driverUrl;
+        final String where;
+        final Map<String, String> settings = new LinkedHashMap<>();
+
+        private Parsed(String driverUrl, String where) {
+            this.driverUrl = driverUrl;
+            this.where = where;
+        }
+
+        static Parsed of(LockConfig config) {
+            URI uri = config.uri();
+            String ssp = uri.getRawSchemeSpecificPart();
+            if (ssp == null
+                    || !(ssp.startsWith("postgresql:")
+                            || ssp.startsWith("mariadb:")
+                            || ssp.startsWith("mysql:")
+                            || ssp.startsWith("h2:"))) {
+                throw new LockConfigurationException("uri: expected jdbc:postgresql://, jdbc:mariadb://,"
+                        + " jdbc:mysql:// or jdbc:h2:, got '" + LockConfig.redacted(uri) + "'");
+            }
+            int q = ssp.indexOf('?');
+            String base = q < 0 ? ssp : ssp.substring(0, q);
+            String query = q < 0 ? "" : ssp.substring(q + 1);
+            Map<String, String> settings = new LinkedHashMap<>();
+            // user[:password]@ in the authority: taken out of the URL, handed to the driver as properties.
+            int slashes = base.indexOf("//");
+            if (slashes >= 0) {
+                int end = base.indexOf('/', slashes + 2);
+                String authority = end < 0 ? base.substring(slashes + 2) : base.substring(slashes + 2, end);
+                int at = authority.lastIndexOf('@');
+                if (at >= 0) {
+                    String info = authority.substring(0, at);
+                    int colon = info.indexOf(':');
+                    settings.put(
+                            "user",
+                            LockConfig.percentDecode(colon < 0 ? info : info.substring(0, colon), "the user name"));
+                    if (colon >= 0) {
+                        settings.put("password", LockConfig.percentDecode(info.substring(colon + 1), "the password"));
+                    }
+                    base = base.substring(0, slashes + 2)
+                            + authority.substring(at + 1)
+                            + (end < 0 ? "" : base.substring(end));
+                }
+            }
+            List<String> driverParams = new ArrayList<>();
+            for (String pair : query.split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int eq = pair.indexOf('=');
+                String key = LockConfig.percentDecode(eq < 0 ? pair : pair.substring(0, eq), "a query parameter");
+                if (SETTINGS.contains(key)) {
+                    settings.put(
+                            key, eq < 0 ? "" : LockConfig.percentDecode(pair.substring(eq + 1), "a query parameter"));
+                } else {
+                    driverParams.add(pair);
+                }
+            }
+            settings.putAll(config.properties());
+            String driverUrl = "jdbc:" + base + (driverParams.isEmpty() ? "" : "?" + String.join("&", driverParams));
+            Parsed parsed = new Parsed(driverUrl, describe(base));
+            parsed.settings.putAll(settings);
+            return parsed;
+        }
+
+        private static String describe(String base) {
+            String lower = base.toLowerCase(Locale.ROOT);
+            String product = lower.startsWith("postgresql:")
+                    ? "PostgreSQL"
+                    : lower.startsWith("h2:") ? "H2" : lower.startsWith("mysql:") ? "MySQL" : "MariaDB";
+            String rest = base.substring(base.indexOf(':') + 1);
+            if (rest.startsWith("//")) {
+                rest = rest.substring(2);
+            }
+            // base has no user info any more; H2 settings after ';' may hold a password: cut them off.
+            int semi = rest.indexOf(';');
+            return product + " at " + (semi < 0 ? rest : rest.substring(0, semi));
+        }
+
+        String setting(String key, String fallback) {
+            return settings.getOrDefault(key, fallback);
+        }
+
+        int intSetting(String key, int fallback, int min, int max) {
+            String raw = settings.get(key);
+            if (raw == null) {
+                return fallback;
+            }
+            try {
+                int v = Integer.parseInt(raw.strip());
+                if (v >= min && v <= max) {
+                    return v;
+                }
+            } catch (NumberFormatException ignored) {
+                // reported below
+            }
+            throw new LockConfigurationException(
+                    key + ": expected a whole number from " + min + " to " + max + ", got '" + raw + "'");
+        }
+
+        Duration durationSetting(String key, Duration fallback) {
+            String raw = settings.get(key);
+            if (raw == null) {
+                return fallback;
+            }
+            Duration d = LockConfig.of("jdbc://settings").withProperty(key, raw).durationProperty(key, fallback);
+            if (d.isZero() || d.isNegative()) {
+                throw new LockConfigurationException(key + ": expected a positive duration, got '" + raw + "'");
+            }
+            return d;
+        }
+
+        boolean booleanSetting(String key, boolean fallback) {
+            String raw = settings.get(key);
+            return raw == null
+                    ? fallback
+                    : LockConfig.of("jdbc://settings").withProperty(key, raw).booleanProperty(key, fallback);
+        }
+    }
+
+    /** One new connection per call from the driver: for the release listener, outside the bounded pool. */
+    private static final class UnpooledDataSource implements DataSource {
+        private final String url;
+        private final Properties props;
+
+        UnpooledDataSource(String url, Properties props) {
+            this.url = url;
+            this.props = props;
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            return DriverManager.getConnection(url, props);
+        }
+
+        @Override
+        public Connection getConnection(String username, String password) throws SQLException {
+            throw new SQLFeatureNotSupportedException("credentials come from the lock URI");
+        }
+
+        @Override
+        public PrintWriter getLogWriter() {
+            return new PrintWriter(System.err);
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) {}
+
+        @Override
+        public void setLoginTimeout(int seconds) {}
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+            throw new SQLFeatureNotSupportedException();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws SQLException {
+            throw new SQLException("not a wrapper");
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package io.lockstep.jdbc.internal;
+
+import io.lockstep.ProviderInfo;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Grant;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Lease mode: the lock is a row holding the owner token and an expiry set by the database's clock. Claim,
+ * extend and release are one conditional statement each on any pooled connection; no connection is held
+ * between calls. Thread-safe.
+ */
+public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
+
+    /** A held lease row: its name and owner token. */
+    public record Handle(String name, String owner) {
+        @Override
+        public String toString() {
+            return "Handle[" + name + "]"; // never the owner token
+        }
+    }
+
+    private static final Duration RETRY_SOON = Duration.ofMillis(10);
+
+    private final ProviderInfo info;
+
+    public LeaseBackend(
+            Jdbi jdbi,
+            Dialect dialect,
+            String where,
+            @Nullable DataSource listenSource,
+            @Nullable AutoCloseable onClose) {
+        super(jdbi, dialect, where, listenSource, onClose);
+        this.info = infoWithout(Set.of());
+    }
+
+    @Override
+    public ProviderInfo info() {
+        return info;
+    }
+
+    @Override
+    public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        requireOpen();
+        long sent = System.nanoTime();
+        Dialect.Claim claim = withHandle("tryLock", h -> dialect.claim(h, name, ownerToken, leaseTime.toMillis()));
+        if (claim.fence().isPresent() && System.nanoTime() - sent >= leaseTime.toNanos()) {
+            // The reply came after the lease it grants had run out (a stalled connection): it is worth
+            // nothing, and a holder after it may already have answered. Free the row and look again.
+            abandon(name, ownerToken);
+            return Attempt.busy(RETRY_SOON);
+        }
+        if (claim.fence().isPresent()) {
+            return Attempt.granted(Grant.of(new Handle(name, ownerToken), claim.fence(), leaseTime));
+        }
+        Duration left = Duration.ofMillis(claim.leftMillis());
+        return Attempt.busy(left.compareTo(RETRY_SOON) < 0 ? RETRY_SOON : left);
+    }
+
+    @Override
+    public Optional<Duration> extend(Handle handle, Duration leaseTime) {
+        requireOpen();
+        boolean held =
+                withHandle("extend", h -> dialect.extend(h, handle.name(), handle.owner(), leaseTime.toMillis()));
+        return held ? Optional.of(leaseTime) : Optional.empty();
+    }
+
+    @Override
+    public boolean release(Handle handle) {
+        requireOpen();
+        return withHandle("release", h -> dialect.release(h, handle.name(), handle.owner()));
+    }
+
+    @Override
+    public void abandon(String name, String ownerToken) {
+        if (closed) {
+            return;
+        }
+        try {
+            withHandle("abandon", h -> {
+                dialect.free(h, name, ownerToken);
+                return null;
+            });
+        } catch (RuntimeException ignored) {
+            // best effort: a row left behind expires on the database's clock
+        }
+    }
+}

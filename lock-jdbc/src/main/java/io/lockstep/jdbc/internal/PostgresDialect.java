@@ -1,0 +1,222 @@
+package io.lockstep.jdbc.internal;
+
+import io.lockstep.LockConfigurationException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * PostgreSQL: {@code INSERT ... ON CONFLICT} for claims, {@code clock_timestamp()} for expiry, a sequence
+ * for fences, {@code FOR UPDATE NOWAIT} for session locks, {@code pg_notify} for releases.
+ */
+public final class PostgresDialect extends Dialect {
+
+    private final String channel;
+    private final String claimSql;
+    private final String extendSql;
+    private final String releaseSql;
+    private final String deleteSql;
+    private final String ensureSql;
+    private final String lockSql;
+
+    PostgresDialect(String table) {
+        super(table);
+        String flat = "lockstep_" + this.table.replace('.', '_');
+        this.channel =
+                flat.length() <= 63 ? flat : "lockstep_" + sha256Hex(this.table).substring(0, 32);
+        // The fence of a take-over is drawn in DO UPDATE, after the row is locked, never in VALUES: a
+        // VALUES nextval is evaluated before the statement waits for a concurrent claim of the same name,
+        // so it can be older than the fence that claim committed. Rows are never deleted (release expires
+        // them), so only the very first claim of a name uses the VALUES fence.
+        this.claimSql =
+                """
+                WITH ins AS (
+                    INSERT INTO %1$s AS l (name, owner, fence, expires_at)
+                    VALUES (:name, :owner, nextval('%2$s'), clock_timestamp() + :ms * interval '1 millisecond')
+                    ON CONFLICT (name) DO UPDATE SET
+                        owner = excluded.owner,
+                        fence = CASE WHEN l.owner = excluded.owner THEN l.fence ELSE nextval('%2$s') END,
+                        expires_at = clock_timestamp() + :ms * interval '1 millisecond'
+                    WHERE l.expires_at <= clock_timestamp() OR l.owner = excluded.owner
+                    RETURNING fence)
+                SELECT (SELECT fence FROM ins) AS fence,
+                       (SELECT greatest(0, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint
+                          FROM %1$s WHERE name = :name) AS left_ms
+                """
+                        .formatted(this.table, sequence);
+        this.extendSql = "UPDATE " + this.table
+                + " SET expires_at = clock_timestamp() + :ms * interval '1 millisecond'"
+                + " WHERE name = :name AND owner = :owner AND expires_at > clock_timestamp()";
+        // Release expires the row rather than deleting it (see the claim); the self-join reads the expiry
+        // from before the update, to answer whether the lease was still valid.
+        this.releaseSql = "WITH d AS (UPDATE " + this.table + " AS l SET owner = '', expires_at = 'epoch'"
+                + " FROM " + this.table + " AS o WHERE l.name = :name AND l.owner = :owner AND o.name = l.name"
+                + " RETURNING o.expires_at > clock_timestamp() AS live)"
+                + " SELECT d.live, pg_notify(:channel, :name) IS NULL FROM d";
+        this.deleteSql = "UPDATE " + this.table + " SET owner = '', expires_at = 'epoch'"
+                + " WHERE name = :name AND owner = :owner";
+        this.ensureSql = "INSERT INTO " + this.table + " (name, owner, fence, expires_at)"
+                + " VALUES (:name, '', 0, 'epoch') ON CONFLICT (name) DO NOTHING";
+        // The row is locked in the subquery; the outer projection (the fence, the settings) runs only for a
+        // row that is already locked, so no fence is drawn before the lock is ours. A refused lock aborts
+        // the transaction, and the settings with it.
+        this.lockSql = "SELECT nextval('" + sequence + "') AS fence, pg_backend_pid() AS pid,"
+                + " set_config('idle_in_transaction_session_timeout', :idle, true) AS idle,"
+                + " set_config('application_name', 'lockstep fence ' || currval('" + sequence + "'), true) AS app"
+                + " FROM (SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT) AS locked";
+    }
+
+    @Override
+    public String product() {
+        return "PostgreSQL";
+    }
+
+    @Override
+    public List<String> ddl() {
+        return List.of(
+                "CREATE SEQUENCE IF NOT EXISTS " + sequence,
+                "CREATE TABLE IF NOT EXISTS " + table + " (name text PRIMARY KEY, owner text NOT NULL,"
+                        + " fence bigint NOT NULL, expires_at timestamptz NOT NULL)");
+    }
+
+    @Override
+    public void check(Handle h) {
+        boolean[] exist = h.createQuery("SELECT to_regclass(:t) IS NOT NULL, to_regclass(:s) IS NOT NULL")
+                .bind("t", table)
+                .bind("s", sequence)
+                .map((rs, ctx) -> new boolean[] {rs.getBoolean(1), rs.getBoolean(2)})
+                .one();
+        if (!exist[0] || !exist[1]) {
+            throw new LockConfigurationException("table: " + (!exist[0] ? "table '" + table : "sequence '" + sequence)
+                    + "' does not exist in this PostgreSQL database; create it with the DDL in lock-jdbc's"
+                    + " README, or set createSchema=true to let the provider create it");
+        }
+        List<String> missing = new ArrayList<>();
+        for (String privilege : List.of("SELECT", "INSERT", "UPDATE", "DELETE")) {
+            boolean has = h.createQuery("SELECT has_table_privilege(:t, :p)")
+                    .bind("t", table)
+                    .bind("p", privilege)
+                    .mapTo(Boolean.class)
+                    .one();
+            if (!has) {
+                missing.add(privilege + " on " + table);
+            }
+        }
+        if (!h.createQuery("SELECT has_sequence_privilege(:s, 'USAGE')")
+                .bind("s", sequence)
+                .mapTo(Boolean.class)
+                .one()) {
+            missing.add("USAGE on " + sequence);
+        }
+        if (!missing.isEmpty()) {
+            throw new LockConfigurationException("user: the database user lacks " + String.join(", ", missing)
+                    + "; grant them (see lock-jdbc's README)");
+        }
+        boolean readOnly = h.createQuery(
+                        "SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only') = 'on'")
+                .mapTo(Boolean.class)
+                .one();
+        if (readOnly) {
+            throw new LockConfigurationException("url: this PostgreSQL server is read-only (a replica in recovery,"
+                    + " or default_transaction_read_only is on); point lock-jdbc at the primary");
+        }
+    }
+
+    @Override
+    public Claim claim(Handle h, String name, String owner, long leaseMillis) {
+        return h.createQuery(claimSql)
+                .bind("name", name)
+                .bind("owner", owner)
+                .bind("ms", leaseMillis)
+                .map((rs, ctx) -> {
+                    long fence = rs.getLong(1);
+                    boolean granted = !rs.wasNull();
+                    long left = rs.getLong(2);
+                    return new Claim(granted ? OptionalLong.of(fence) : OptionalLong.empty(), left);
+                })
+                .one();
+    }
+
+    @Override
+    public boolean extend(Handle h, String name, String owner, long leaseMillis) {
+        return h.createUpdate(extendSql)
+                        .bind("ms", leaseMillis)
+                        .bind("name", name)
+                        .bind("owner", owner)
+                        .execute()
+                == 1;
+    }
+
+    @Override
+    public boolean release(Handle h, String name, String owner) {
+        return h.createQuery(releaseSql)
+                .bind("name", name)
+                .bind("owner", owner)
+                .bind("channel", channel)
+                .mapTo(Boolean.class)
+                .findOne()
+                .orElse(false);
+    }
+
+    @Override
+    public void free(Handle h, String name, String owner) {
+        h.createUpdate(deleteSql).bind("name", name).bind("owner", owner).execute();
+    }
+
+    @Override
+    public void ensureRow(Handle h, String name) {
+        h.createUpdate(ensureSql).bind("name", name).execute();
+    }
+
+    @Override
+    public Optional<Locked> lockRow(Handle h, String name, long idleMillis) {
+        return h.createQuery(lockSql)
+                .bind("idle", Long.toString(idleMillis))
+                .bind("name", name)
+                .map((rs, ctx) -> new Locked(rs.getLong("fence"), rs.getLong("pid")))
+                .findOne();
+    }
+
+    @Override
+    public boolean lockNotAvailable(SQLException e) {
+        return "55P03".equals(e.getSQLState());
+    }
+
+    @Override
+    public void keepAlive(Handle h, long idleMillis) {
+        h.createQuery("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)")
+                .bind("idle", Long.toString(idleMillis))
+                .mapTo(String.class)
+                .one();
+    }
+
+    @Override
+    public void signalOnCommit(Handle h, String name) {
+        h.createQuery("SELECT pg_notify(:channel, :name) IS NULL")
+                .bind("channel", channel)
+                .bind("name", name)
+                .mapTo(Boolean.class)
+                .one();
+    }
+
+    @Override
+    public Optional<String> channel() {
+        return Optional.of(channel);
+    }
+
+    private static String sha256Hex(String s) {
+        try {
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+}

@@ -1,0 +1,264 @@
+package io.lockstep.jdbc.internal;
+
+import io.lockstep.Capability;
+import io.lockstep.LockRuntime;
+import io.lockstep.LossReason;
+import io.lockstep.ProviderInfo;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.AttemptContext;
+import io.lockstep.spi.Grant;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Session mode: the lock is a row locked with {@code SELECT ... FOR UPDATE NOWAIT} in a transaction kept
+ * open on a pooled connection of its own until release; it ends when that transaction ends, so a holder
+ * whose connection or process dies loses it at once. A grant is therefore {@link Grant#UNBOUNDED}: it
+ * lasts until released or until its loss signal completes. The server's idle-in-transaction timeout is
+ * set to the session timeout in the same statement, and one scheduler task sends a heartbeat on each held
+ * connection every third of it, so the server ends the session of a holder that stops (a frozen JVM)
+ * within the session timeout; a heartbeat that fails completes the lease's loss signal. Thread-safe.
+ */
+public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
+
+    private static final Logger log = LoggerFactory.getLogger(SessionBackend.class);
+
+    /** How soon a waiter looks again when the row is locked: the holder's time left is not known. */
+    private static final Duration BUSY_RETRY = Duration.ofMillis(200);
+
+    /** A held row lock: the transaction's connection, its database session and the loss signal. */
+    public static final class Handle {
+        final String name;
+        final org.jdbi.v3.core.Handle db;
+        final long sessionId;
+        final CompletableFuture<LossReason> loss = new CompletableFuture<>();
+        boolean ended;
+        boolean beating;
+
+        Handle(String name, org.jdbi.v3.core.Handle db, long sessionId) {
+            this.name = name;
+            this.db = db;
+            this.sessionId = sessionId;
+        }
+
+        /** The id of the database session (PostgreSQL backend pid) holding the lock. */
+        public long sessionId() {
+            return sessionId;
+        }
+
+        @Override
+        public String toString() {
+            return "Handle[" + name + ", session " + sessionId + "]";
+        }
+    }
+
+    private final ProviderInfo info;
+    private final LockRuntime runtime;
+    private final Duration sessionTimeout;
+    private final Set<Handle> held = ConcurrentHashMap.newKeySet();
+    private @Nullable ScheduledFuture<?> checker;
+
+    public SessionBackend(
+            Jdbi jdbi,
+            Dialect dialect,
+            String where,
+            @Nullable DataSource listenSource,
+            @Nullable AutoCloseable onClose,
+            LockRuntime runtime,
+            Duration sessionTimeout) {
+        super(jdbi, dialect, where, listenSource, onClose);
+        this.info = infoWithout(Set.of(Capability.LEASE_EXPIRY, Capability.EXTEND));
+        this.runtime = runtime;
+        this.sessionTimeout = sessionTimeout;
+    }
+
+    @Override
+    public ProviderInfo info() {
+        return info;
+    }
+
+    @Override
+    public Attempt<Handle> tryLock(AttemptContext attempt) {
+        requireOpen();
+        // A retry of the same acquire: end the transaction the earlier attempt opened, which frees
+        // whatever a lost reply granted, before opening another.
+        attempt.attachment(org.jdbi.v3.core.Handle.class).ifPresent(SessionBackend::end);
+        attempt.attach(null);
+        org.jdbi.v3.core.Handle db;
+        try {
+            db = jdbi.open();
+        } catch (RuntimeException e) {
+            throw failure("tryLock (taking a connection)", e);
+        }
+        attempt.attach(db);
+        String name = attempt.name();
+        long idle = sessionTimeout.toMillis();
+        try {
+            db.getConnection().setAutoCommit(false);
+            Optional<Dialect.Locked> locked = dialect.lockRow(db, name, idle);
+            if (locked.isEmpty()) {
+                // First use of this name: create its row in a transaction of its own, then lock it.
+                db.getConnection().rollback();
+                db.getConnection().setAutoCommit(true);
+                dialect.ensureRow(db, name);
+                db.getConnection().setAutoCommit(false);
+                locked = dialect.lockRow(db, name, idle);
+            }
+            if (locked.isEmpty()) {
+                end(db);
+                attempt.attach(null);
+                return Attempt.busy(BUSY_RETRY);
+            }
+            Handle handle = new Handle(name, db, locked.get().sessionId());
+            held.add(handle);
+            ensureChecker();
+            return Attempt.granted(
+                    new Grant<>(handle, OptionalLong.of(locked.get().fence()), attempt.leaseTime(), handle.loss));
+        } catch (SQLException | RuntimeException e) {
+            end(db);
+            attempt.attach(null);
+            SQLException sql = sqlCause(e);
+            if (sql != null && dialect.lockNotAvailable(sql)) {
+                return Attempt.busy(BUSY_RETRY);
+            }
+            throw failure("tryLock", e);
+        }
+    }
+
+    /** A heartbeat: the grant stays unbounded while its session lives. */
+    @Override
+    public Optional<Duration> extend(Handle handle, Duration leaseTime) {
+        requireOpen();
+        return beat(handle) ? Optional.of(Grant.UNBOUNDED) : Optional.empty();
+    }
+
+    /** Resets the server's idle timer of the held transaction; false (and the loss signalled) if it is gone. */
+    private boolean beat(Handle handle) {
+        synchronized (handle) {
+            if (handle.ended) {
+                return false;
+            }
+            try {
+                dialect.keepAlive(handle.db, sessionTimeout.toMillis());
+                return true;
+            } catch (RuntimeException e) {
+                // Any error aborts the transaction that holds the lock, or says its session is gone: the
+                // lock is lost. Closing the connection in dispose ends whatever is left of it on the server.
+                log.debug("heartbeat of '{}' on {} found the session gone: {}", handle.name, where, e.toString());
+                handle.ended = true;
+                handle.loss.complete(LossReason.SESSION_EXPIRED);
+                return false;
+            } finally {
+                handle.beating = false;
+            }
+        }
+    }
+
+    @Override
+    public boolean release(Handle handle) {
+        requireOpen();
+        synchronized (handle) {
+            if (handle.ended) {
+                return false;
+            }
+            handle.ended = true;
+            try {
+                dialect.signalOnCommit(handle.db, handle.name);
+                handle.db.getConnection().commit();
+                return true;
+            } catch (SQLException | RuntimeException e) {
+                // The transaction, and the lock with it, ended already (or ends when dispose closes it).
+                log.debug("release of '{}' on {} found the session gone: {}", handle.name, where, e.toString());
+                return false;
+            }
+        }
+    }
+
+    @Override
+    public void abandon(AttemptContext attempt) {
+        attempt.attachment(org.jdbi.v3.core.Handle.class).ifPresent(SessionBackend::end);
+        attempt.attach(null);
+    }
+
+    @Override
+    public void dispose(Handle handle) {
+        held.remove(handle);
+        synchronized (handle) {
+            handle.ended = true;
+            end(handle.db);
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (checker != null) {
+                checker.cancel(false);
+            }
+        }
+        super.close();
+    }
+
+    /** How many locks this backend holds a connection for. */
+    public int heldConnections() {
+        return held.size();
+    }
+
+    private synchronized void ensureChecker() {
+        if (checker != null || closed) {
+            return;
+        }
+        long every = sessionTimeout.toNanos() / 3;
+        checker = runtime.scheduler().scheduleWithFixedDelay(this::beatSoon, every, every, TimeUnit.NANOSECONDS);
+    }
+
+    /** Runs on the timing thread: hands each held connection's heartbeat to the renewal executor. */
+    private void beatSoon() {
+        if (closed) {
+            return;
+        }
+        for (Handle handle : held) {
+            synchronized (handle) {
+                if (handle.beating || handle.ended) {
+                    continue; // the last one has not finished: a slow server is not flooded
+                }
+                handle.beating = true;
+            }
+            try {
+                runtime.renewalExecutor().execute(() -> beat(handle));
+            } catch (RejectedExecutionException ignored) {
+                return; // shutting down
+            }
+        }
+    }
+
+    /** Rolls back whatever the connection has open and returns it to the pool (a broken one is dropped). */
+    static void end(org.jdbi.v3.core.Handle db) {
+        try {
+            if (!db.getConnection().getAutoCommit()) {
+                db.getConnection().rollback();
+                db.getConnection().setAutoCommit(true);
+            }
+        } catch (SQLException | RuntimeException ignored) {
+            // a broken connection has ended its transaction already
+        }
+        try {
+            db.close();
+        } catch (RuntimeException ignored) {
+            // the pool drops a broken connection
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.lockstep.jdbc.internal;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.Capability;
+import io.lockstep.LockConfigurationException;
+import io.lockstep.ProviderInfo;
+import io.lockstep.StrengthTier;
+import io.lockstep.spi.LockBackend;
+import io.lockstep.spi.ReleaseWatch;
+import java.sql.SQLException;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.function.Function;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jspecify.annotations.Nullable;
+
+/** What both modes share: Jdbi over the pool, the dialect, release signals, error translation. */
+public abstract class SqlBackend<H> implements LockBackend<H> {
+
+    /** The provider name every mode reports. */
+    public static final String NAME = "jdbc";
+
+    protected final Jdbi jdbi;
+    protected final Dialect dialect;
+    protected final String where;
+    private final @Nullable PgReleaseSignals signals;
+    private final @Nullable AutoCloseable onClose;
+    protected volatile boolean closed;
+
+    /**
+     * @param listenSource where the PostgreSQL release listener takes its one connection from; null for
+     *     no notifications (waiters poll)
+     * @param onClose closed with the backend (the pool the provider built), or null
+     */
+    protected SqlBackend(
+            Jdbi jdbi,
+            Dialect dialect,
+            String where,
+            @Nullable DataSource listenSource,
+            @Nullable AutoCloseable onClose) {
+        this.jdbi = jdbi;
+        this.dialect = dialect;
+        this.where = where;
+        this.signals = listenSource != null && dialect.channel().isPresent()
+                ? new PgReleaseSignals(listenSource, dialect.channel().get(), where)
+                : null;
+        this.onClose = onClose;
+    }
+
+    /** Fences, expiry, extend, notified waits where the database has them; less {@code missing}. */
+    protected ProviderInfo infoWithout(Set<Capability> missing) {
+        Set<Capability> caps = EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND);
+        caps.removeAll(missing);
+        if (signals != null) {
+            caps.add(Capability.NOTIFIED_WAIT);
+        }
+        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps);
+    }
+
+    @Override
+    public ReleaseWatch watch(String name) {
+        return signals != null ? signals.watch(name) : ReleaseWatch.polling();
+    }
+
+    /** The lock table. */
+    public String table() {
+        return dialect.table();
+    }
+
+    @Override
+    public String describe() {
+        return where;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        if (signals != null) {
+            signals.close();
+        }
+        if (onClose != null) {
+            try {
+                onClose.close();
+            } catch (Exception ignored) {
+                // closing the pool: nothing left to do if it fails
+            }
+        }
+    }
+
+    protected final void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the lock backend on " + where + " is closed");
+        }
+    }
+
+    /** Runs {@code work} on a pooled connection in auto-commit, translating failures. */
+    protected final <T> T withHandle(String operation, Function<Handle, T> work) {
+        try (Handle h = jdbi.open()) {
+            return work.apply(h);
+        } catch (RuntimeException e) {
+            throw failure(operation, e);
+        }
+    }
+
+    /**
+     * A failure as Lockstep reports it: {@link BackendUnavailableException} (transient for connection,
+     * timeout and server-shutdown states), naming where and the SQL state, never a password.
+     */
+    protected final RuntimeException failure(String operation, Throwable e) {
+        if (e instanceof BackendUnavailableException
+                || e instanceof LockConfigurationException
+                || e instanceof IllegalStateException) {
+            return (RuntimeException) e;
+        }
+        SQLException sql = sqlCause(e);
+        String state = sql == null ? "no SQL state" : String.valueOf(sql.getSQLState());
+        String message = sql == null ? String.valueOf(e.getMessage()) : sql.getMessage();
+        if (message != null && message.contains("Connection is not available")) {
+            return new BackendUnavailableException(
+                    where + ": " + operation + " found the connection pool exhausted (" + message
+                            + "); session mode holds one connection per held lock: raise poolSize or use mode=lease",
+                    e,
+                    false);
+        }
+        boolean transientFailure = sql == null || dialect.isTransient(sql);
+        return new BackendUnavailableException(
+                where + ": " + operation + " failed (" + state + "): " + message, e, transientFailure);
+    }
+
+    protected static @Nullable SQLException sqlCause(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException s) {
+                return s;
+            }
+        }
+        return null;
+    }
+}

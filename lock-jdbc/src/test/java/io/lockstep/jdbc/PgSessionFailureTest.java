@@ -1,0 +1,136 @@
+package io.lockstep.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lockstep.BackendUnavailableException;
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
+import io.lockstep.LossReason;
+import io.lockstep.tck.faults.ChildJvmHolder;
+import io.lockstep.tck.servers.PostgresServer;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Session mode under the failures of issue 9 item 5, on a PostgreSQL of its own (the test kills it): the
+ * holder's connection terminated, the database killed and restarted, a frozen holder JVM, the pool bound.
+ */
+class PgSessionFailureTest {
+
+    private static final Duration SESSION_TIMEOUT = Duration.ofMillis(1500);
+    private static final Duration BOUND = Duration.ofSeconds(10);
+    private static PostgresServer pg;
+
+    @BeforeAll
+    static void start() {
+        pg = PostgresServer.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (pg != null) {
+            pg.close();
+        }
+    }
+
+    private static String uri(String extra) {
+        return PgFixture.uri(
+                pg.host(), pg.port(), "session", "&sessionTimeout=" + SESSION_TIMEOUT.toMillis() + "ms" + extra);
+    }
+
+    @Test
+    @DisplayName("pg_terminate_backend of the holder's connection completes lost() and frees the lock at once")
+    void terminatedConnectionEndsTheLock() throws Exception {
+        try (LockProvider holder = Locks.open(uri(""));
+                LockProvider other = Locks.open(uri(""))) {
+            Lease lease = holder.tryAcquire("term", LeaseOptions.of(Duration.ofMinutes(1)))
+                    .orElseThrow();
+            PgSessionCompatibilityTest.terminateHolder(pg, lease);
+            LossReason reason = lease.lost().toCompletableFuture().get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(reason).isEqualTo(LossReason.SESSION_EXPIRED);
+            Lease next = other.tryAcquire("term", LeaseOptions.of(Duration.ofMinutes(1)))
+                    .orElseThrow();
+            assertThat(next.fencingToken().orElseThrow())
+                    .isGreaterThan(lease.fencingToken().orElseThrow());
+            next.release();
+        }
+    }
+
+    @Test
+    @DisplayName("the database killed and restarted: the holder learns at once, and fences keep increasing")
+    void killedDatabaseEndsTheLockAndFencesSurvive() throws Exception {
+        try (LockProvider holder = Locks.open(uri(""))) {
+            Lease lease = holder.tryAcquire("kill", LeaseOptions.of(Duration.ofMinutes(1)))
+                    .orElseThrow();
+            pg.kill();
+            LossReason reason = lease.lost().toCompletableFuture().get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(reason).isNotEqualTo(LossReason.RELEASED);
+            assertThatThrownBy(() -> holder.tryAcquire("kill-2", LeaseOptions.of(Duration.ofMinutes(1))))
+                    .isInstanceOf(BackendUnavailableException.class);
+            pg.restart();
+            Optional<Lease> next = Optional.empty();
+            long deadline = System.nanoTime() + BOUND.toNanos();
+            while (next.isEmpty() && System.nanoTime() < deadline) {
+                try {
+                    next = holder.tryAcquire("kill", LeaseOptions.of(Duration.ofMinutes(1)));
+                } catch (BackendUnavailableException stillRecovering) {
+                    Thread.sleep(50);
+                }
+            }
+            assertThat(next).as("lock taken again after the restart").isPresent();
+            assertThat(next.get().fencingToken().orElseThrow())
+                    .isGreaterThan(lease.fencingToken().orElseThrow());
+            next.get().release();
+        }
+    }
+
+    @Test
+    @DisplayName("a SIGSTOPped holder JVM blocks others only until the session timeout")
+    void frozenHolderBlocksOnlyUntilTheSessionTimeout() {
+        try (ChildJvmHolder child = ChildJvmHolder.builder(uri(""), "frozen")
+                        .client("frozen")
+                        .leaseTime(Duration.ofMinutes(1))
+                        .start();
+                LockProvider other = Locks.open(uri(""))) {
+            OptionalLong fence = child.awaitAcquired(Duration.ofSeconds(30));
+            assertThat(fence).isPresent();
+            assertThat(other.tryAcquire("frozen", LeaseOptions.of(Duration.ofMinutes(1))))
+                    .isEmpty();
+            child.pause();
+            long frozenAt = System.nanoTime();
+            Lease next = other.acquire(
+                    "frozen", LeaseOptions.of(Duration.ofMinutes(1)).withWaitTime(BOUND));
+            Duration blocked = Duration.ofNanos(System.nanoTime() - frozenAt);
+            assertThat(next.fencingToken().orElseThrow()).isGreaterThan(fence.getAsLong());
+            // Not a timing assertion on the happy path: without the timeout the wait would never end.
+            assertThat(blocked).isLessThan(BOUND);
+            next.release();
+            child.resume();
+        }
+    }
+
+    @Test
+    @DisplayName("an exhausted pool is reported as such, naming the setting to change")
+    void exhaustedPoolIsReportedClearly() {
+        try (LockProvider locks = Locks.open(uri("&poolSize=1&notifications=false"))) {
+            Lease first = locks.tryAcquire("pool-a", LeaseOptions.of(Duration.ofMinutes(1)))
+                    .orElseThrow();
+            assertThatThrownBy(() -> locks.tryAcquire("pool-b", LeaseOptions.of(Duration.ofMinutes(1))))
+                    .isInstanceOf(BackendUnavailableException.class)
+                    .hasMessageContaining("pool exhausted")
+                    .hasMessageContaining("poolSize");
+            first.release();
+            assertThat(locks.tryAcquire("pool-b", LeaseOptions.of(Duration.ofMinutes(1))))
+                    .isPresent();
+        }
+    }
+}
