@@ -57,7 +57,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>{@link #acquireRelease}: one uncontended acquire and release of the same lock ({@code
  * names=same}) or of a lock never used before ({@code names=fresh}, where Curator first creates the
  * parent). {@link Handoff#handoff}: the holder releases while another client waits; the time until the
- * waiter holds the lock (notified by a watch, no polling).
+ * waiter holds the lock. Each round starts only once the server lists the waiter's watch on the
+ * holder's node ({@code wchp}), so the release reaches the waiter as a notification.
  *
  * <p>Every {@code acquireRelease} trial reads the server's {@code zk_packets_received} ({@code mntr})
  * before and after and prints the requests per operation; a {@code floor} or {@code lockstep} trial
@@ -248,6 +249,15 @@ public class ZooKeeperBenchmark {
                     throw new IllegalStateException("waiter did not queue");
                 }
                 Thread.onSpinWait();
+            }
+            // And until the server holds the waiter's watch on the holder's node (wchp lists watches by
+            // path): the release is then delivered as a notification, never found by a poll.
+            while (!ZooKeeperServer.fourLetterWord(server.port(), "wchp").contains(parent + "/")) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("waiter did not watch the holder's node: "
+                            + ZooKeeperServer.fourLetterWord(server.port(), "wchp"));
+                }
+                Thread.sleep(1);
             }
         }
 

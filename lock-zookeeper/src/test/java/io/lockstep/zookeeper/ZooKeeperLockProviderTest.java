@@ -362,4 +362,39 @@ class ZooKeeperLockProviderTest {
             });
         }
     }
+
+    @Test
+    @DisplayName(
+            "as in the kit: a tryAcquire through a URI whose replies are lost fails closed, and another client finds the lock free once both clients have reconnected")
+    void lostReplyOfAUriProviderLeavesTheLockFree() throws Exception {
+        LockProvider holder = proxiedClient();
+        LockProvider other = proxiedClient();
+        String name = "lost-reply-uri";
+        holder.tryAcquire(name, lease(5_000)).orElseThrow().release();
+        proxy.loseReplies();
+        Optional<Lease> got;
+        try {
+            got = holder.tryAcquire(name, lease(8_000));
+        } catch (BackendUnavailableException e) {
+            got = Optional.empty();
+        } finally {
+            proxy.resetConnectionsLosingReplies();
+        }
+        got.ifPresent(Lease::release);
+        long failedAt = System.nanoTime();
+        List<String> seen = new ArrayList<>();
+        ZooKeeperTesting.await("the lock free for another client; queues seen: " + seen, timing.millis(3_000), () -> {
+            try {
+                seen.add((System.nanoTime() - failedAt) / 1_000_000 + " ms: " + queue(name));
+                Optional<Lease> probe = other.tryAcquire(name, lease(5_000));
+                probe.ifPresent(Lease::release);
+                return probe.isPresent();
+            } catch (BackendUnavailableException e) {
+                seen.add("other: " + e.getMessage());
+                return false;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
 }

@@ -97,6 +97,8 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
     private final Set<Handle> live = ConcurrentHashMap.newKeySet();
     /** Lock parents this client saw exist; a miss tries the one-round-trip create of parent and node. */
     private final Set<String> knownParents = ConcurrentHashMap.newKeySet();
+    /** Abandoned attempts whose nodes could not be looked for yet (not connected); retried on reconnect. */
+    private final Set<Cleanup> pendingCleanups = ConcurrentHashMap.newKeySet();
 
     private final ConnectionStateListener stateListener = this::stateChanged;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -600,18 +602,35 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         removeOwnNodes(parentPath(name), ownerToken);
     }
 
-    /** Deletes every node of {@code parent}'s queue that carries {@code ownerToken}. Does not throw. */
+    /**
+     * Deletes every node of {@code parent}'s queue that carries {@code ownerToken}, now or, if the client
+     * is not connected, once it is connected again (while the session lives the nodes would stay).
+     * Does not throw.
+     */
     private void removeOwnNodes(String parent, String ownerToken) {
+        Cleanup cleanup = new Cleanup(parent, ownerToken);
+        if (pendingCleanups.size() < MAX_KNOWN_PARENTS) {
+            pendingCleanups.add(cleanup);
+        }
+        runCleanup(cleanup);
+    }
+
+    private void runCleanup(Cleanup cleanup) {
         try {
-            for (String child : children(parent)) {
-                if (LockPaths.ownedBy(child, ownerToken)) {
-                    deleteQuietly(parent + "/" + child);
+            for (String child : children(cleanup.parent())) {
+                if (LockPaths.ownedBy(child, cleanup.ownerToken())) {
+                    deleteQuietly(cleanup.parent() + "/" + child);
                 }
             }
+            pendingCleanups.remove(cleanup);
         } catch (Exception e) {
-            log.debug("Could not look for the nodes of an abandoned attempt in {}", parent, e);
+            // Typically a connection lost a moment ago, before Curator noticed: done again on reconnect.
+            log.debug("Could not look for the nodes of an abandoned attempt in {} yet", cleanup.parent(), e);
         }
     }
+
+    /** A queue to clear of one owner token's nodes. */
+    private record Cleanup(String parent, String ownerToken) {}
 
     @Override
     public ReleaseWatch watch(String name, String ownerToken) {
@@ -687,6 +706,13 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                     }
                 }
                 entries.values().forEach(Entry::signal);
+                for (Cleanup cleanup : List.copyOf(pendingCleanups)) {
+                    try {
+                        runtime.renewalExecutor().execute(() -> runCleanup(cleanup));
+                    } catch (RejectedExecutionException e) {
+                        pendingCleanups.clear(); // shut down: the nodes end with the session
+                    }
+                }
             }
             default -> {}
         }
