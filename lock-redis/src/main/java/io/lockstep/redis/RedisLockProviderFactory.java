@@ -119,7 +119,11 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
                     "sentinelAuth must be true or false, was '" + sentinelAuthText + "' in " + where);
         }
         boolean sentinelAuth = sentinelAuthText.equals("true");
-        TlsSettings tls = TlsSettings.read(config, scheme.startsWith("rediss"), "a " + scheme + ":// URI");
+        TlsSettings tls = TlsSettings.read(
+                config,
+                scheme.startsWith("rediss"),
+                "a " + (scheme.startsWith("rediss") ? scheme : "rediss" + scheme.substring("redis".length()))
+                        + ":// URI");
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
         pool.setMaxTotal(poolSize);
         pool.setMaxIdle(poolSize);
