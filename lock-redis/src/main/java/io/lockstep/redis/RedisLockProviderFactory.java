@@ -26,7 +26,10 @@ import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * Builds {@link RedisLockProvider}s from {@code redis://[[user]:password@]host[:port][/database]} and
- * {@code rediss://...} (TLS) URIs. The authority is read from the raw URI, so host names with
+ * {@code rediss://...} (TLS) URIs; {@code redis-sentinel://[[user]:password@]s1:26379,s2:26379/masterName[/database]}
+ * for a primary that Sentinel watches (leases it granted are reported lost on a failover unless
+ * {@code waitReplicas} confirmed them); {@code redis-cluster://[[user]:password@]h1:7000,h2:7001} for a Redis
+ * Cluster ({@code rediss-sentinel}, {@code rediss-cluster} for TLS). The authority is read from the raw URI, so host names with
  * {@code _} work, and user info is percent-decoded as RFC 3986 says ({@code +} is a plus sign).
  *
  * <p>Settings (query parameters), any other is an error: {@code keyPrefix} (default {@code lockstep:}),
@@ -35,7 +38,9 @@ import redis.clients.jedis.exceptions.JedisException;
  * {@code driftFactor} (clock drift allowance, default 0.01: validity is {@code TTL − (TTL × driftFactor
  * + 2 ms)}); for {@code rediss}: {@code trustStore} and {@code trustStorePassword} (a PKCS12 or JKS file
  * of trusted certificates; default the JVM's), {@code verifyHostname} (default {@code true}); see
- * {@link TlsSettings}. Stateless and thread-safe.
+ * {@link TlsSettings}; {@code waitReplicas} (0..16, default 0) and {@code waitTimeout} (default 500 ms, at most
+ * half of {@code timeout}): acquire and extend count only once {@code WAIT} confirms that many replicas;
+ * {@code sentinelAuth} (default false: the URI's credentials go to the primary only). Stateless and thread-safe.
  */
 public final class RedisLockProviderFactory implements LockProviderFactory {
 
@@ -114,7 +119,11 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
                     "sentinelAuth must be true or false, was '" + sentinelAuthText + "' in " + where);
         }
         boolean sentinelAuth = sentinelAuthText.equals("true");
-        TlsSettings tls = TlsSettings.read(config, scheme.startsWith("rediss"), "a " + scheme + ":// URI");
+        TlsSettings tls = TlsSettings.read(
+                config,
+                scheme.startsWith("rediss"),
+                "a " + (scheme.startsWith("rediss") ? scheme : "rediss" + scheme.substring("redis".length()))
+                        + ":// URI");
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
         pool.setMaxTotal(poolSize);
         pool.setMaxIdle(poolSize);

@@ -115,7 +115,7 @@ class RedisLockProviderFactoryTest {
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("unknown setting 'keyprefix'")
                 .hasMessageContaining("did you mean 'keyPrefix'")
-                .hasMessageContaining("poolSize, provider, timeout");
+                .hasMessageContaining("poolSize, provider, sentinelAuth, timeout");
         assertThatThrownBy(() -> Locks.open(redis.uri() + "?keyPrefix=billing:&pool_size=64"))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("'pool_size'")
