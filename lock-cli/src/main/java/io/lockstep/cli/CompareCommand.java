@@ -185,9 +185,11 @@ final class CompareCommand implements Callable<Integer> {
                 kinds.stream().map(k -> k.label).toList(),
                 Analysis.EDGES_MS,
                 results);
-        out.print(Table.render(compare));
-        out.flush();
-        writeOutputs(compare, out);
+        // With --json -, standard output carries only the JSON; the table goes to standard error.
+        PrintWriter tableOut = "-".equals(json) ? err : out;
+        tableOut.print(Table.render(compare));
+        tableOut.flush();
+        writeOutputs(compare, out, tableOut);
         if (results.stream().anyMatch(BackendResult::invariantBroken)) {
             return LockCtl.INVARIANT_BROKEN;
         }
@@ -271,7 +273,7 @@ final class CompareCommand implements Callable<Integer> {
         }
     }
 
-    private void writeOutputs(CompareReport compare, PrintWriter out) {
+    private void writeOutputs(CompareReport compare, PrintWriter out, PrintWriter notes) {
         ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         try {
             if (json != null) {
@@ -280,16 +282,17 @@ final class CompareCommand implements Callable<Integer> {
                     out.println(text);
                 } else {
                     Files.writeString(Path.of(json), text, StandardCharsets.UTF_8);
-                    out.println("JSON written to " + json);
+                    notes.println("JSON written to " + json);
                 }
             }
             if (report != null) {
                 Files.writeString(report, HtmlReport.render(compare, mapper), StandardCharsets.UTF_8);
-                out.println("Report written to " + report.toAbsolutePath());
+                notes.println("Report written to " + report.toAbsolutePath());
             }
         } catch (IOException e) {
             throw new UncheckedIOException("could not write the report: " + e.getMessage(), e);
         }
         out.flush();
+        notes.flush();
     }
 }

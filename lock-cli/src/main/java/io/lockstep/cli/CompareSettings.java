@@ -28,7 +28,7 @@ record CompareSettings(
         requireRange("--duration", duration, Duration.ofSeconds(1), Duration.ofHours(1));
         requireRange("--lease", leaseTime, Duration.ofMillis(100), Duration.ofMinutes(10));
         requireRange("--hold", holdTime, Duration.ofMillis(1), leaseTime);
-        requireRange("--fault-length", faultLength, Duration.ofMillis(100), duration);
+        requireRange("--fault-length", faultLength, Duration.ofMillis(100), Duration.ofMinutes(10));
         if (clients < 1 || clients > 64) {
             throw new IllegalArgumentException("--clients must be between 1 and 64, was " + clients);
         }

@@ -61,6 +61,29 @@ class RemoteBackendTest {
     }
 
     @Test
+    @DisplayName("compare --json - writes only JSON on standard output, the table on standard error")
+    void jsonOnStandardOutput() throws Exception {
+        Cli r = Cli.run(
+                "compare",
+                "--uri",
+                redis.uri(),
+                "--duration",
+                "1s",
+                "--clients",
+                "1",
+                "--faults",
+                "none",
+                "--no-progress",
+                "--json",
+                "-");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        JsonNode all = new ObjectMapper().readTree(r.out());
+        assertThat(all.get("backends").get(0).get("acquisitions").asLong()).isPositive();
+        assertThat(all.get("backends").get(0).get("faults")).isEmpty();
+        assertThat(r.err()).contains("stale writes accepted");
+    }
+
+    @Test
     @DisplayName("tck --uri runs a group of the kit against the backend and exits 0 when it passes")
     void tckRunsTheKit() {
         PrintStream saved = System.out;
