@@ -1,6 +1,7 @@
 package io.lockstep.spi;
 
 import io.lockstep.BackendUnavailableException;
+import io.lockstep.Capability;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockException;
@@ -16,6 +17,7 @@ import io.lockstep.internal.DefaultLease;
 import io.lockstep.internal.OwnerTokens;
 import io.lockstep.internal.RenewalBatcher;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -28,14 +30,17 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A complete {@link LockProvider} over a {@link LockBackend}: validation, waiting (notified by the
- * backend's {@link ReleaseWatch}, polling at the backend's hint as a bounded fallback), retry of
- * transient errors, leases with renewal and loss, metrics. Every Lockstep backend is one of these, so
+ * backend's {@link ReleaseWatch}, polling at the backend's hint as a bounded fallback; waiters of one
+ * name queue locally so that a release wakes one of them), retry of transient errors, leases with
+ * batched renewal and loss, metrics. Every Lockstep backend is one of these, so
  * they all behave alike; a provider author writes the backend and gets the rest.
  *
  * <p>Thread-safe. Fails closed: when the backend cannot be reached, acquiring throws {@link
@@ -56,6 +61,8 @@ public final class BackendLockProvider<H> implements LockProvider {
     private final RenewalBatcher<H> renewals;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<DefaultLease<H>> live = ConcurrentHashMap.newKeySet();
+    /** This provider's waiters, queued per lock name (see {@link #acquireInLocalQueue}). */
+    private final ConcurrentHashMap<String, LocalQueue> waiters = new ConcurrentHashMap<>();
 
     /** A provider over {@code backend}; closing the provider closes the backend. */
     public BackendLockProvider(LockBackend<H> backend, LockRuntime runtime) {
@@ -157,6 +164,9 @@ public final class BackendLockProvider<H> implements LockProvider {
         boolean serverWait = waitNanos > 0 && backend.waitsOnServer();
         long maxServerWait = options.leaseTime().toNanos() / 2;
         runtime.metrics().acquireAttempted(info.name());
+        if (waitNanos > 0 && !serverWait && !info.capabilities().contains(Capability.FAIR)) {
+            return acquireInLocalQueue(context, options, start, retryUntil);
+        }
         @Nullable ReleaseWatch watch = waitNanos > 0 && !serverWait ? backend.watch(name, context.ownerToken()) : null;
         try {
             while (true) {
@@ -193,6 +203,166 @@ public final class BackendLockProvider<H> implements LockProvider {
         } finally {
             if (watch != null) {
                 watch.close();
+            }
+        }
+    }
+
+    /**
+     * Waiting for a backend that neither queues waiters itself nor waits on the server: the waiters of
+     * this provider on one name queue here, first come first served. Only the first (the head) asks
+     * the backend, and only after a release signal (or at the polling bound); when it takes the lock or
+     * leaves, the next becomes head. So a release costs one attempt in this process, not one per
+     * waiting thread, and one watch per name serves every local waiter.
+     */
+    private Optional<Lease> acquireInLocalQueue(
+            AttemptContext context, LeaseOptions options, long start, long retryUntil) {
+        MonotonicClock clock = runtime.clock();
+        long waitNanos = options.waitTime().toNanos();
+        String name = context.name();
+        LocalQueue queue = waiters.compute(name, (n, q) -> {
+            LocalQueue joined = q == null ? new LocalQueue() : q;
+            joined.members++;
+            return joined;
+        });
+        Object me = new Object();
+        boolean askNow = queue.join(me); // the first waiter asks at once; later ones wait their turn
+        boolean granted = false;
+        long pause = MAX_POLL.toNanos();
+        try {
+            while (true) {
+                if (!queue.awaitTurn(me, waitNanos - (clock.nanoTime() - start))) {
+                    return timedOut(start);
+                }
+                ReleaseWatch watch = queue.watch(() -> backend.watch(name, context.ownerToken()));
+                if (!askNow && !queue.takePendingSignal()) {
+                    // Our turn came because the one before took the lock (so it is held) or left: wait for
+                    // a release signal, or poll at the bound.
+                    long left = waitNanos - (clock.nanoTime() - start);
+                    if (left <= 0) {
+                        return timedOut(start);
+                    }
+                    watch.await(Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(left, pause))));
+                }
+                askNow = false;
+                long sentAt = clock.nanoTime();
+                Attempt<H> attempt = attemptOnce(context, retryUntil);
+                if (attempt.isGranted()) {
+                    granted = true;
+                    runtime.metrics().acquired(info.name(), Duration.ofNanos(clock.nanoTime() - start));
+                    return Optional.of(startLease(context, attempt.grant(), options, sentAt));
+                }
+                pause = Math.min(attempt.retryAfter().toNanos(), MAX_POLL.toNanos());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException("interrupted while waiting for lock '" + name + "'", e);
+        } finally {
+            queue.leave(me, granted);
+            waiters.computeIfPresent(name, (n, q) -> --q.members == 0 ? null : q);
+        }
+    }
+
+    private Optional<Lease> timedOut(long start) {
+        runtime.metrics()
+                .acquireTimedOut(info.name(), Duration.ofNanos(runtime.clock().nanoTime() - start));
+        return Optional.empty();
+    }
+
+    /**
+     * The local waiters on one name, in arrival order; the first is the head. Only heads touch the
+     * watch, and there is one head at a time, handed over under {@link #lock}.
+     */
+    private static final class LocalQueue {
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition turn = lock.newCondition();
+        private final ArrayDeque<Object> queue = new ArrayDeque<>();
+        /** Waiters that joined and have not left, counted in {@link #waiters}'s compute. */
+        int members;
+        /** The head that left without the lock may have taken a signal meant for the next: ask at once. */
+        private boolean pendingSignal; // guarded by lock
+
+        private @Nullable ReleaseWatch watch; // guarded by lock; used by the head only
+
+        /** Joins at the end; true if this waiter is the head at once. */
+        boolean join(Object me) {
+            lock.lock();
+            try {
+                queue.addLast(me);
+                return queue.peekFirst() == me;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Waits until {@code me} is the head; false if {@code leftNanos} ran out first. */
+        boolean awaitTurn(Object me, long leftNanos) throws InterruptedException {
+            lock.lock();
+            try {
+                long left = leftNanos;
+                while (queue.peekFirst() != me) {
+                    if (left <= 0) {
+                        return false;
+                    }
+                    left = turn.awaitNanos(left);
+                }
+                return true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The head's watch, opened by the first head that needs it and kept while waiters remain. */
+        ReleaseWatch watch(java.util.function.Supplier<ReleaseWatch> open) {
+            lock.lock();
+            try {
+                if (watch != null) {
+                    return watch;
+                }
+            } finally {
+                lock.unlock();
+            }
+            ReleaseWatch opened = open.get(); // may wait briefly for a subscription: not under the lock
+            lock.lock();
+            try {
+                watch = opened;
+                return opened;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        boolean takePendingSignal() {
+            lock.lock();
+            try {
+                boolean pending = pendingSignal;
+                pendingSignal = false;
+                return pending;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Leaves the queue; a head hands over to the next (the last one closes the watch). */
+        void leave(Object me, boolean granted) {
+            ReleaseWatch toClose = null;
+            lock.lock();
+            try {
+                boolean head = queue.peekFirst() == me;
+                queue.remove(me);
+                if (head) {
+                    pendingSignal = !granted;
+                    if (queue.isEmpty()) {
+                        toClose = watch;
+                        watch = null;
+                        pendingSignal = false;
+                    }
+                    turn.signalAll();
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (toClose != null) {
+                toClose.close();
             }
         }
     }

@@ -14,6 +14,7 @@ import io.lockstep.tck.Timing;
 import io.lockstep.tck.servers.RedisServer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -122,6 +123,46 @@ class RedisRenewalAtScaleTest {
             assertThat(lease.release()).isTrue();
         }
         assertThat(admin.dbSize()).as("keys left: only the fence counters").isEqualTo(LEASES);
+    }
+
+    @Test
+    @DisplayName(
+            "a batched renewal loses exactly the lease whose key was taken over, with NOT_HELD; the others stay held")
+    void aBatchLosesOnlyTheLeaseWhoseKeyWasTaken() throws Exception {
+        RedisServer server = RedisServer.start();
+        toClose.add(server);
+        Counts counts = new Counts();
+        LockProvider provider = Locks.open(LockConfig.of(server.uri())
+                .withRuntime(LockRuntime.builder().metrics(counts).build()));
+        toClose.add(provider);
+        Jedis admin = new Jedis(server.host(), server.port());
+        toClose.add(admin);
+        LeaseOptions options = LeaseOptions.of(timing.millis(1_500)).withAutoRenew();
+        List<Lease> leases = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            leases.add(provider.tryAcquire("batch-" + i, options).orElseThrow());
+        }
+        long scriptsBefore = scriptCalls(admin);
+        // Another owner holds lease 17's key now, as after an expiry on the server and a new grant.
+        admin.set("lockstep:{batch-17}", "someone-else");
+        Lease taken = leases.get(17);
+        assertThat(taken.lost().toCompletableFuture().get(10, TimeUnit.SECONDS)).isEqualTo(LossReason.NOT_HELD);
+        long deadline = System.nanoTime() + timing.millis(10_000).toNanos();
+        while (counts.renewed.get() < 2L * 49 && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+        }
+        assertThat(counts.renewed.get()).as("renewals of the other leases").isGreaterThanOrEqualTo(2L * 49);
+        assertThat(scriptCalls(admin) - scriptsBefore)
+                .as("script calls for %d renewals", counts.renewed.get())
+                .isLessThan(counts.renewed.get());
+        assertThat(admin.get("lockstep:{batch-17}")).as("the new owner's key").isEqualTo("someone-else");
+        for (Lease lease : leases) {
+            if (lease != taken) {
+                assertThat(lease.lost().toCompletableFuture()).as(lease.name()).isNotDone();
+                assertThat(lease.isValid()).as(lease.name()).isTrue();
+            }
+        }
+        assertThat(counts.lost.get()).as("leases lost").isEqualTo(1);
     }
 
     /** Calls of EVALSHA and EVAL the server has counted. */
