@@ -157,6 +157,34 @@ class RedisWakeOneWaiterTest {
         assertThat(order).containsExactly(0, 1, 2, 3);
     }
 
+    @Test
+    @DisplayName("a first waiter that times out leaves the queue; the one behind it takes the lock at the release")
+    void aTimedOutFirstWaiterHandsItsPlaceOn() throws Exception {
+        LockProvider provider = open(server());
+        LeaseOptions longWait = LeaseOptions.of(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(30));
+        Lease holder = provider.acquire("leave", longWait);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<java.util.Optional<Lease>> first = pool.submit(() -> provider.tryAcquire(
+                    "leave", LeaseOptions.of(Duration.ofSeconds(30)).withWaitTime(Duration.ofMillis(1_000))));
+            awaitWaitingThreads(pool, 1);
+            Future<Lease> second = pool.submit(() -> provider.acquire("leave", longWait));
+            awaitWaitingThreads(pool, 2);
+            assertThat(first.get(10, TimeUnit.SECONDS))
+                    .as("the first waiter, timed out")
+                    .isEmpty();
+            assertThat(second).as("the second waiter while the lock is held").isNotDone();
+            holder.release();
+            Lease next = second.get(10, TimeUnit.SECONDS);
+            assertThat(next.isValid()).isTrue();
+            assertThat(next.fencingToken().getAsLong())
+                    .isGreaterThan(holder.fencingToken().getAsLong());
+            assertThat(next.release()).isTrue();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     /** Waits until {@code n} threads of the pool are parked inside an acquire. */
     private static void awaitWaitingThreads(ExecutorService pool, int n) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
