@@ -14,8 +14,8 @@ import java.util.stream.Collectors;
  * {@code cluster-enabled yes} on an ephemeral port in its own temporary directory, joined with {@code
  * redis-cli --cluster create --cluster-replicas 1} (Debian package {@code redis-tools}, which {@code
  * redis-server} depends on). {@link #start()} returns once every node reports {@code cluster_state:ok}
- * and knows all six nodes, and the three replicas are in sync. A replica takes over a killed primary after {@link #NODE_TIMEOUT}. Not
- * thread-safe; one test drives it.
+ * and knows all six nodes, and the three replicas are in sync. A replica takes over a killed primary
+ * after {@link #NODE_TIMEOUT}. Not thread-safe; one test drives it.
  */
 public final class RedisClusterSetup implements AutoCloseable {
 
