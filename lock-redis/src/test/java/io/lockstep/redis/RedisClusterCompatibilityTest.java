@@ -10,7 +10,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("lock-redis passes the compatibility kit on a Redis Cluster (3 primaries, 3 replicas)")
+@DisplayName("lock-redis passes the compatibility kit on a Redis Cluster (3 primaries, 3 replicas) with waitReplicas=1")
 class RedisClusterCompatibilityTest extends LockProviderCompatibilityKit {
 
     private static RedisClusterSetup cluster;
@@ -29,7 +29,8 @@ class RedisClusterCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected LockProvider newProvider() {
-        return Locks.open(cluster.uri() + "?timeout=500ms");
+        // waitReplicas=1: every grant and extend also goes through the pipelined WAIT on the key's node.
+        return Locks.open(cluster.uri() + "?timeout=1s&waitReplicas=1&waitTimeout=500ms");
     }
 
     @Override

@@ -14,8 +14,8 @@ import java.util.stream.Collectors;
  * {@code cluster-enabled yes} on an ephemeral port in its own temporary directory, joined with {@code
  * redis-cli --cluster create --cluster-replicas 1} (Debian package {@code redis-tools}, which {@code
  * redis-server} depends on). {@link #start()} returns once every node reports {@code cluster_state:ok}
- * and knows all six nodes. A replica takes over a killed primary after {@link #NODE_TIMEOUT}. Not
- * thread-safe; one test drives it.
+ * and knows all six nodes, and the three replicas are in sync. A replica takes over a killed primary
+ * after {@link #NODE_TIMEOUT}. Not thread-safe; one test drives it.
  */
 public final class RedisClusterSetup implements AutoCloseable {
 
@@ -51,6 +51,17 @@ public final class RedisClusterSetup implements AutoCloseable {
                                 return "ok".equals(Resp.infoField(info, "cluster_state"))
                                         && "6".equals(Resp.infoField(info, "cluster_known_nodes"));
                             }));
+            // cluster_state:ok says every slot has a primary, not that the replicas finished their first sync;
+            // until they have, WAIT (waitReplicas) on that shard times out.
+            RedisSentinelSetup.poll(
+                    READY_TIMEOUT,
+                    "every replica in sync with its primary",
+                    () -> setup.nodes.stream()
+                                    .map(n -> Resp.text(n.port(), "INFO", "replication"))
+                                    .filter(info -> "slave".equals(Resp.infoField(info, "role")))
+                                    .filter(info -> "up".equals(Resp.infoField(info, "master_link_status")))
+                                    .count()
+                            == 3);
             return setup;
         } catch (RuntimeException e) {
             setup.close();
