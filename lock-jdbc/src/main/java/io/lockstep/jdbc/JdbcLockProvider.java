@@ -174,12 +174,20 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
                 String product = h.getConnection().getMetaData().getDatabaseProductName();
                 dialect = Dialect.forProduct(product, tableName);
                 place = where != null ? where : dialect.product();
-                if (createSchema) {
+                try {
+                    dialect.check(h);
+                } catch (LockConfigurationException missing) {
+                    // Only a missing schema is created, and only when asked: DDL, even IF NOT EXISTS, waits
+                    // for metadata locks that open session-mode transactions hold (MariaDB), so it is not
+                    // sent when the table and sequence are there.
+                    if (!createSchema || !missing.getMessage().startsWith("table:")) {
+                        throw missing;
+                    }
                     for (String ddl : dialect.ddl()) {
                         h.execute(ddl);
                     }
+                    dialect.check(h);
                 }
-                dialect.check(h);
             } catch (LockConfigurationException e) {
                 closeQuietly();
                 throw e;

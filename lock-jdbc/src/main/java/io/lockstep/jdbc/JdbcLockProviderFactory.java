@@ -90,6 +90,14 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
             driverProps.putIfAbsent("ApplicationName", "lockstep");
         }
 
+        if (p.driverUrl.startsWith("jdbc:mariadb:") || p.driverUrl.startsWith("jdbc:mysql:")) {
+            long ms = Math.max(1000, callTimeout.toMillis());
+            driverProps.putIfAbsent("connectTimeout", Long.toString(ms));
+            if (!p.driverUrl.contains("socketTimeout=")) {
+                driverProps.setProperty("socketTimeout", Long.toString(2 * ms));
+            }
+        }
+
         HikariConfig hc = new HikariConfig();
         hc.setPoolName("lockstep-jdbc");
         hc.setJdbcUrl(p.driverUrl);

@@ -48,6 +48,9 @@ public abstract class Dialect {
         if (p.contains("postgres")) {
             return new PostgresDialect(table);
         }
+        if (p.contains("mariadb") || p.contains("mysql")) {
+            return new MariaDbDialect(table);
+        }
         if (p.equals("h2")) {
             return new H2Dialect(table);
         }
