@@ -5,8 +5,7 @@ import java.util.Objects;
 
 /**
  * One backend lockctl knows how to compare: its name, its strength tier as documented, how to start it
- * locally, and the command that installs what that needs. A new backend (lock-jdbc) is one more entry in
- * {@link #all()}.
+ * locally, and the command that installs what that needs. A new backend is one more entry in {@link #all()}.
  *
  * @param name the backend's name, as {@code --backend} selects it (e.g. {@code redis})
  * @param tier the tier the backend claims (shown before it runs)
@@ -50,6 +49,11 @@ public record BackendDescriptor(String name, String tier, LocalStarter starter, 
                         "zookeeper",
                         "CONSENSUS",
                         LocalBackend::zookeeper,
-                        "nothing to install: the server runs in a child JVM from lockctl's class path"));
+                        "nothing to install: the server runs in a child JVM from lockctl's class path"),
+                new BackendDescriptor(
+                        "jdbc",
+                        "TRANSACTIONAL",
+                        LocalBackend::postgres,
+                        io.lockstep.tck.servers.PostgresServer.INSTALL));
     }
 }

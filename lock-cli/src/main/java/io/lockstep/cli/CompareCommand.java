@@ -50,7 +50,7 @@ final class CompareCommand implements Callable<Integer> {
             names = "--backend",
             paramLabel = "NAME",
             split = ",",
-            description = "local backends to run (default: all of redis, redlock, etcd, zookeeper)")
+            description = "local backends to run (default: all of redis, redlock, etcd, zookeeper, jdbc)")
     List<String> backends = new ArrayList<>();
 
     @Option(

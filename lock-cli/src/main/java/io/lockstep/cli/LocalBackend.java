@@ -2,6 +2,7 @@ package io.lockstep.cli;
 
 import io.lockstep.tck.servers.EtcdServer;
 import io.lockstep.tck.servers.LocalServer;
+import io.lockstep.tck.servers.PostgresServer;
 import io.lockstep.tck.servers.RedisServer;
 import io.lockstep.tck.servers.ZooKeeperServer;
 import java.util.ArrayList;
@@ -64,6 +65,12 @@ public final class LocalBackend implements AutoCloseable {
     public static LocalBackend zookeeper() {
         ZooKeeperServer s = ZooKeeperServer.start();
         return new LocalBackend(s.uri(), List.of(s));
+    }
+
+    /** One PostgreSQL server ({@code initdb} + {@code postgres}), locked through lock-jdbc in lease mode. */
+    public static LocalBackend postgres() {
+        PostgresServer s = PostgresServer.start();
+        return new LocalBackend(s.jdbcUrl() + "&createSchema=true&mode=lease", List.of(s));
     }
 
     @Override

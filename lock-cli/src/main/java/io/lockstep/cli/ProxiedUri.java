@@ -17,9 +17,25 @@ import java.util.regex.Pattern;
  */
 final class ProxiedUri implements AutoCloseable {
 
-    private static final Pattern URI = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)(.*)", Pattern.DOTALL);
-    private static final Map<String, Integer> DEFAULT_PORTS =
-            Map.of("redis", 6379, "rediss", 6379, "redlock", 6379, "etcd", 2379, "etcds", 2379, "zookeeper", 2181);
+    private static final Pattern URI =
+            Pattern.compile("((?:jdbc:)?[A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)(.*)", Pattern.DOTALL);
+    private static final Map<String, Integer> DEFAULT_PORTS = Map.of(
+            "redis",
+            6379,
+            "rediss",
+            6379,
+            "redlock",
+            6379,
+            "etcd",
+            2379,
+            "etcds",
+            2379,
+            "zookeeper",
+            2181,
+            "jdbc:postgresql",
+            5432,
+            "jdbc:mariadb",
+            3306);
 
     private final String uri;
     private final List<TcpProxy> proxies;

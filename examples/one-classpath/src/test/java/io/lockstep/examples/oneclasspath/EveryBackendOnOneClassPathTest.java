@@ -11,6 +11,7 @@ import io.lockstep.StrengthTier;
 import io.lockstep.spi.LockProviderFactory;
 import io.lockstep.tck.servers.EtcdServer;
 import io.lockstep.tck.servers.LocalServer;
+import io.lockstep.tck.servers.PostgresServer;
 import io.lockstep.tck.servers.RedisServer;
 import io.lockstep.tck.servers.ZooKeeperServer;
 import java.time.Duration;
@@ -32,7 +33,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every backend module on one class path: the dependency versions the parent pins (Netty, gRPC,
- * Guava) must serve jetcd, Curator/ZooKeeper and Jedis at once. Each backend is opened by its URI
+ * Guava) must serve jetcd, Curator/ZooKeeper, Jedis and Jdbi/HikariCP/PostgreSQL at once. Each backend is opened by its URI
  * through {@link Locks} (so through {@link ServiceLoader}) against a real server started here, and
  * excludes a second client, hands over with a greater fencing token and releases.
  */
@@ -54,10 +55,15 @@ class EveryBackendOnOneClassPathTest {
                         .collect(Collectors.joining(","));
         EtcdServer etcd = started(EtcdServer.start());
         ZooKeeperServer zookeeper = started(ZooKeeperServer.start());
+        PostgresServer postgres = started(PostgresServer.start());
         backends.add(Arguments.of("redis", redis.uri(), StrengthTier.BEST_EFFORT));
         backends.add(Arguments.of("redlock", "redlock://" + redlockNodes, StrengthTier.QUORUM));
         backends.add(Arguments.of("etcd", etcd.uri(), StrengthTier.CONSENSUS));
         backends.add(Arguments.of("zookeeper", zookeeper.uri(), StrengthTier.CONSENSUS));
+        String pg = "jdbc:postgresql://" + postgres.host() + ":" + postgres.port() + "/postgres?user="
+                + PostgresServer.USER + "&createSchema=true&mode=";
+        backends.add(Arguments.of("jdbc-lease", pg + "lease", StrengthTier.TRANSACTIONAL));
+        backends.add(Arguments.of("jdbc-session", pg + "session", StrengthTier.TRANSACTIONAL));
     }
 
     @AfterAll
@@ -86,7 +92,7 @@ class EveryBackendOnOneClassPathTest {
                 }
             }
         }
-        assertThat(schemes).contains("redis", "rediss", "redlock", "etcd", "etcds", "zookeeper");
+        assertThat(schemes).contains("redis", "rediss", "redlock", "etcd", "etcds", "zookeeper", "jdbc");
         assertThat(duplicates).as("schemes claimed by two factories").isEmpty();
     }
 
