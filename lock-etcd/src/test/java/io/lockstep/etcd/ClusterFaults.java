@@ -2,7 +2,6 @@ package io.lockstep.etcd;
 
 import io.etcd.jetcd.Client;
 import io.lockstep.LockProvider;
-import io.lockstep.tck.faults.BackendFaults;
 import io.lockstep.tck.faults.LocalClusterFaults;
 import io.lockstep.tck.servers.EtcdCluster;
 import java.util.EnumSet;
@@ -15,12 +14,12 @@ import java.util.Set;
 final class ClusterFaults extends LocalClusterFaults {
 
     private final EtcdCluster cluster;
-    private final BackendFaults sessions;
+    private final Client admin;
 
     ClusterFaults(EtcdCluster cluster, Client admin) {
         super(cluster.members());
         this.cluster = cluster;
-        this.sessions = new EtcdFaults(BackendFaults.NONE, admin);
+        this.admin = admin;
     }
 
     @Override
@@ -36,7 +35,7 @@ final class ClusterFaults extends LocalClusterFaults {
 
     @Override
     public void expireSession(LockProvider provider) {
-        sessions.expireSession(provider);
+        EtcdFaults.revokeSessions(provider, admin);
     }
 
     @Override
