@@ -5,7 +5,6 @@ import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.tck.LockProviderCompatibilityKit;
 import io.lockstep.tck.faults.BackendFaults;
-import io.lockstep.tck.faults.LocalServerFaults;
 import io.lockstep.tck.faults.TcpProxy;
 import io.lockstep.tck.servers.EtcdServer;
 import io.lockstep.tck.servers.LocalServer;
@@ -64,7 +63,7 @@ class EtcdCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected BackendFaults faults() {
-        return new EtcdFaults(LocalServerFaults.of(etcd, proxy), admin);
+        return new EtcdFaults(etcd, proxy, admin);
     }
 
     @Override

@@ -2,64 +2,42 @@ package io.lockstep.etcd;
 
 import io.etcd.jetcd.Client;
 import io.lockstep.LockProvider;
-import io.lockstep.tck.faults.BackendFaults;
+import io.lockstep.tck.faults.LocalServerFaults;
+import io.lockstep.tck.faults.TcpProxy;
+import io.lockstep.tck.servers.EtcdServer;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link BackendFaults} for etcd: whatever {@code base} can do, plus {@link Fault#EXPIRE_SESSION} by
- * revoking the holder's session leases from outside, through an administrative client.
+ * The kit's faults on one etcd server the test started, whose clients connect through a {@link
+ * TcpProxy} (see {@link LocalServerFaults}: pause, kill, partition, latency and lost replies, all really
+ * injected), plus {@link Fault#EXPIRE_SESSION} by revoking the holder's session leases from outside,
+ * through an administrative client that connects to the server directly.
  */
-final class EtcdFaults implements BackendFaults {
+final class EtcdFaults extends LocalServerFaults {
 
-    private final BackendFaults base;
     private final Client admin;
 
-    EtcdFaults(BackendFaults base, Client admin) {
-        this.base = base;
+    EtcdFaults(EtcdServer etcd, TcpProxy proxy, Client admin) {
+        super(etcd, proxy);
         this.admin = admin;
     }
 
     @Override
     public Set<Fault> supported() {
-        Set<Fault> all = EnumSet.of(Fault.EXPIRE_SESSION);
-        all.addAll(base.supported());
+        Set<Fault> all = EnumSet.copyOf(super.supported());
+        all.add(Fault.EXPIRE_SESSION);
         return all;
     }
 
     @Override
-    public void pauseServer() {
-        base.pauseServer();
-    }
-
-    @Override
-    public void resumeServer() {
-        base.resumeServer();
-    }
-
-    @Override
-    public void killServer() {
-        base.killServer();
-    }
-
-    @Override
-    public void restartServer() {
-        base.restartServer();
-    }
-
-    @Override
-    public void partition() {
-        base.partition();
-    }
-
-    @Override
-    public void heal() {
-        base.heal();
-    }
-
-    @Override
     public void expireSession(LockProvider provider) {
+        revokeSessions(provider, admin);
+    }
+
+    /** Revokes every session lease of {@code provider} on etcd, through {@code admin}. */
+    static void revokeSessions(LockProvider provider, Client admin) {
         if (!(provider instanceof EtcdLockProvider etcd)) {
             throw new IllegalArgumentException("not an etcd provider: " + provider);
         }
@@ -70,10 +48,5 @@ final class EtcdFaults implements BackendFaults {
                 throw new AssertionError("could not revoke lease " + lease + ": " + e, e);
             }
         }
-    }
-
-    @Override
-    public String toString() {
-        return "EtcdFaults[" + base + "]";
     }
 }

@@ -121,6 +121,31 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         this.janitor = runtime.scheduler()
                 .scheduleWithFixedDelay(
                         this::cleanUpOrphans, JANITOR_PERIOD_MILLIS, JANITOR_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+        warmUp(keyPrefix);
+    }
+
+    /**
+     * Opens the connection (and, with credentials, fetches the auth token) in the background now, so the
+     * first acquire does not pay for them: a lease's validity counts from when its acquire was sent while
+     * its first renewal is due a third of the lease time after the acquire returned, so each round trip
+     * the first acquire spends on setting up is taken from the first renewal's margin. Never blocks and
+     * never fails the construction: an unreachable server is reported by the first real call.
+     */
+    private void warmUp(String keyPrefix) {
+        try {
+            kv.get(
+                            EtcdKeys.bytes(keyPrefix),
+                            GetOption.builder().withCountOnly(true).build())
+                    .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                    .whenComplete((r, e) -> {
+                        if (e != null) {
+                            log.debug(
+                                    "Connecting to etcd at {} ahead of the first lock failed: {}", where, e.toString());
+                        }
+                    });
+        } catch (RuntimeException e) {
+            log.debug("Connecting to etcd at {} ahead of the first lock failed: {}", where, e.toString());
+        }
     }
 
     @Override
