@@ -128,7 +128,7 @@ public final class DefaultLease<H> implements Lease {
         }
         scheduleExpiry();
         if (options.autoRenew() && !unbounded) {
-            scheduleRenewal(nextRenewalNanos());
+            scheduleRenewal(renewalDelayAfter(acquiredAt));
         }
     }
 
@@ -352,7 +352,7 @@ public final class DefaultLease<H> implements Lease {
                 lastRenewalFailed = false;
                 runtime.metrics().renewed(providerName);
                 if (!renewalCapped) {
-                    scheduleRenewal(nextRenewalNanos());
+                    scheduleRenewal(renewalDelayAfter(sentAt));
                 }
             }
         } finally {
@@ -500,11 +500,15 @@ public final class DefaultLease<H> implements Lease {
     }
 
     /**
-     * A third of the lease time, less the batch window: a renewal may wait that long for others, and
-     * still goes out no later than without batching.
+     * The delay until the next renewal of validity that began at {@code sentAt}: a third of the lease
+     * time after the request was sent (validity counts from there, not from the reply, so a slow reply
+     * must not push the renewal towards the deadline), less the batch window: a renewal may wait that
+     * long for others and still goes out no later than without batching.
      */
-    private long nextRenewalNanos() {
-        return Math.max(1, renewalPeriodNanos(options.leaseTime()) - renewals.windowNanos(options.leaseTime()));
+    private long renewalDelayAfter(long sentAt) {
+        long elapsed = Math.max(0, now() - sentAt);
+        return Math.max(
+                1, renewalPeriodNanos(options.leaseTime()) - renewals.windowNanos(options.leaseTime()) - elapsed);
     }
 
     private static long renewalPeriodNanos(Duration leaseTime) {
