@@ -96,7 +96,17 @@ class LockCtlUsageTest {
     void backendsListsEveryProviderOnTheClassPath() {
         Cli r = Cli.run("backends");
         assertThat(r.exitCode()).isZero();
-        assertThat(r.out()).contains("redis,rediss", "redlock", "etcd,etcds", "zookeeper", "in-memory");
+        assertThat(r.out())
+                .contains(
+                        "schemes redis,",
+                        "rediss",
+                        "redis-sentinel",
+                        "redis-cluster",
+                        "redlock",
+                        "etcd,etcds",
+                        "zookeeper",
+                        "schemes jdbc",
+                        "in-memory");
     }
 
     @Test
