@@ -227,7 +227,6 @@ public final class BackendLockProvider<H> implements LockProvider {
         Object me = new Object();
         boolean askNow = queue.join(me); // the first waiter asks at once; later ones wait their turn
         boolean granted = false;
-        long pause = MAX_POLL.toNanos();
         try {
             while (true) {
                 if (!queue.awaitTurn(me, waitNanos - (clock.nanoTime() - start))) {
@@ -241,6 +240,7 @@ public final class BackendLockProvider<H> implements LockProvider {
                     if (left <= 0) {
                         return timedOut(start);
                     }
+                    long pause = queue.pollHintNanos;
                     watch.await(Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(left, pause))));
                 }
                 askNow = false;
@@ -251,7 +251,7 @@ public final class BackendLockProvider<H> implements LockProvider {
                     runtime.metrics().acquired(info.name(), Duration.ofNanos(clock.nanoTime() - start));
                     return Optional.of(startLease(context, attempt.grant(), options, sentAt));
                 }
-                pause = Math.min(attempt.retryAfter().toNanos(), MAX_POLL.toNanos());
+                queue.pollHintNanos = Math.min(attempt.retryAfter().toNanos(), MAX_POLL.toNanos());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -282,6 +282,14 @@ public final class BackendLockProvider<H> implements LockProvider {
         private boolean pendingSignal; // guarded by lock
 
         private @Nullable ReleaseWatch watch; // guarded by lock; used by the head only
+
+        /**
+         * How long a head waits for a signal before asking again: the backend's last retry hint, kept
+         * here so that a new head (whose predecessor just took the lock) polls at the backend's pace
+         * rather than at {@link #MAX_POLL} when the backend sends no release signals. Written and read
+         * by heads only, one at a time.
+         */
+        volatile long pollHintNanos = MAX_POLL.toNanos();
 
         /** Joins at the end; true if this waiter is the head at once. */
         boolean join(Object me) {
