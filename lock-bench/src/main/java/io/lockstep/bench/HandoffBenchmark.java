@@ -51,12 +51,13 @@ import redis.clients.jedis.JedisPubSub;
 
 /**
  * Contended handoff on one lock name: every benchmark thread ({@code -t 2}, {@code -t 8}) loops
- * "wait for the lock, hold it {@link #holdMicros}, release it, wait until another thread was granted".
- * The figure that matters is the <em>handoff latency</em>, from just before the holder's release call
- * to the moment the next thread's acquire returns (release round trip, release notice, the woken
- * waiter's attempt). JMH's score is grants per second; the latencies of the measured iterations are
- * recorded per grant and printed (p50, p90, p99, max) and appended as one JSON line to the file named
- * by {@code LOCKSTEP_BENCH_HANDOFF} (system property {@code lockstep.bench.handoff}).
+ * "wait for the lock and hold it {@link #holdMicros} (not measured: JMH's per-invocation set-up), then
+ * release it and wait until another thread is granted it (measured)". So JMH's {@code SampleTime}
+ * percentiles are the <em>handoff latency</em>: the release round trip, the release notice, the woken
+ * waiter's attempt, and this thread seeing the grant. The grantee also records the exact time from
+ * just before the release call to its acquire returning; those percentiles (p50, p90, p99, max) are
+ * printed and appended as one JSON line to the file named by {@code LOCKSTEP_BENCH_HANDOFF} (system
+ * property {@code lockstep.bench.handoff}).
  *
  * <p>Rows: {@code floor-redis} (raw Jedis running lock-redis's two scripts with one pub/sub
  * subscription and a local FIFO queue: the round trips lock-redis makes, nothing else), {@code redis}
@@ -65,8 +66,8 @@ import redis.clients.jedis.JedisPubSub;
  * (every row) per grant; it reports the acquire attempts per grant the server saw.
  */
 @State(Scope.Benchmark)
-@BenchmarkMode(Mode.Throughput)
-@OutputTimeUnit(TimeUnit.SECONDS)
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Fork(1)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
@@ -108,7 +109,7 @@ public class HandoffBenchmark {
             case "redisson-rlock" -> new RedissonLock(address);
             default -> throw new IllegalArgumentException("unknown backend '" + backend + "'");
         };
-        lock.acquire().run();
+        lock.acquire().run(); // subscriptions and scripts are set up before the counters start
         mix = CommandMix.start(List.of(address));
     }
 
@@ -118,9 +119,19 @@ public class HandoffBenchmark {
         measuring = params.getType() == IterationType.MEASUREMENT;
     }
 
-    /** One grant: wait for the lock, hold it, release it, then let another thread have it. */
-    @Benchmark
-    public void handoff() {
+    /** One benchmark thread's grant, taken before each measured handoff. */
+    @State(Scope.Thread)
+    public static class Holder {
+        @Nullable Runnable release;
+
+        /** Waits for the lock and holds it {@link #holdMicros} (not measured). */
+        @Setup(Level.Invocation)
+        public void acquire(HandoffBenchmark bench) {
+            release = bench.grant();
+        }
+    }
+
+    private Runnable grant() {
         Runnable release = lock.acquire();
         long grantedAt = System.nanoTime();
         long me = Thread.currentThread().getId();
@@ -130,14 +141,20 @@ public class HandoffBenchmark {
             record(grantedAt - sent);
         }
         lastHolder = me;
-        long grant = grants.incrementAndGet();
+        grants.incrementAndGet();
         LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(holdMicros));
+        return release;
+    }
+
+    /** The handoff: release, then wait until another thread was granted (bounded, for the last one). */
+    @Benchmark
+    public void handoff(Holder holder) {
+        long grant = grants.get();
         releasedAt = System.nanoTime();
-        release.run();
-        // Alternate: the next grant goes to a waiter, not back to this thread (bounded, for the last one).
+        holder.release.run();
         long until = System.nanoTime() + ALTERNATION_BOUND_NANOS;
         while (grants.get() == grant && System.nanoTime() - until < 0) {
-            LockSupport.parkNanos(20_000);
+            Thread.yield();
         }
     }
 
@@ -172,8 +189,21 @@ public class HandoffBenchmark {
     public void stop(BenchmarkParams params) {
         try {
             long n = grants.get();
-            Map<String, Double> perGrant = mix.perOperation(n).get(0);
+            List<Map<String, Double>> perServer = mix.perOperation(n);
+            Map<String, Double> perGrant = perServer.get(0);
             check(perGrant, n);
+            Map<String, String> paramMap = new LinkedHashMap<>();
+            for (String key : params.getParamsKeys()) {
+                paramMap.put(key, params.getParam(key));
+            }
+            CommandMix.record(new CommandMix.MixRecord(
+                    params.getBenchmark(),
+                    paramMap,
+                    params.getThreads(),
+                    n,
+                    mix.redisVersion(),
+                    perServer,
+                    CommandMix.describe(perServer)));
             long[] sorted = trialLatencies.clone();
             Arrays.sort(sorted);
             if (sorted.length == 0) {
