@@ -122,7 +122,8 @@ public class HandoffBenchmark {
     /** One benchmark thread's grant, taken before each measured handoff. */
     @State(Scope.Thread)
     public static class Holder {
-        @Nullable Runnable release;
+        @Nullable
+        Runnable release;
 
         /** Waits for the lock and holds it {@link #holdMicros} (not measured). */
         @Setup(Level.Invocation)
