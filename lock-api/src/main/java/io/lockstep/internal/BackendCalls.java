@@ -6,32 +6,64 @@ import io.github.resilience4j.retry.RetryConfig;
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.LockRuntime;
 import io.lockstep.MonotonicClock;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs backend operations with resilience4j retry: transient {@link BackendUnavailableException}s are
  * retried with exponential backoff and jitter; anything else fails at once. Backend operations are
  * idempotent per owner token (see {@link io.lockstep.spi.LockBackend}), so a retry is safe.
+ *
+ * <p>The first attempt runs directly, without the retry's context (the hot path of every acquire and
+ * release: it almost always succeeds); only after a transient failure does the retry take over, with
+ * the same backoff and the same total number of attempts as if it had run from the start.
  */
 public final class BackendCalls {
 
-    private final Retry retry;
+    /** Attempts 2..n, after the first: the same intervals, shifted by one. */
+    private final @Nullable Retry retry;
+
+    private final IntervalFunction backoff;
     private final MonotonicClock clock;
 
     /** Calls for one provider, with the runtime's retry settings. */
     public BackendCalls(String providerName, LockRuntime runtime) {
+        this.backoff = IntervalFunction.ofExponentialRandomBackoff(runtime.retryBackoff(), 2.0, 0.5);
+        this.clock = runtime.clock();
+        if (runtime.retryAttempts() <= 1) {
+            this.retry = null;
+            return;
+        }
         RetryConfig config = RetryConfig.custom()
-                .maxAttempts(runtime.retryAttempts())
-                .intervalFunction(IntervalFunction.ofExponentialRandomBackoff(runtime.retryBackoff(), 2.0, 0.5))
+                .maxAttempts(runtime.retryAttempts() - 1)
+                .intervalFunction(attempt -> backoff.apply(attempt + 1))
                 .retryOnException(e -> e instanceof BackendUnavailableException b && b.isTransient())
                 .build();
         this.retry = Retry.of("lockstep-" + providerName, config);
-        this.clock = runtime.clock();
     }
 
     /** Runs {@code operation}, retrying transient failures; rethrows the last failure. */
     public <T> T call(Supplier<T> operation) {
+        try {
+            return operation.get();
+        } catch (BackendUnavailableException e) {
+            if (retry == null || !e.isTransient()) {
+                throw e;
+            }
+            pauseBeforeRetry(e);
+        }
         return retry.executeSupplier(operation);
+    }
+
+    /** Waits the first backoff interval; an interrupt ends the call with the failure, interrupt kept. */
+    private void pauseBeforeRetry(BackendUnavailableException failure) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(backoff.apply(1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failure;
+        }
     }
 
     /**
@@ -39,6 +71,14 @@ public final class BackendCalls {
      * runtime's monotonic clock) has not passed: a failure at or after it is final.
      */
     public <T> T callUntil(Supplier<T> operation, long deadline) {
+        try {
+            return operation.get();
+        } catch (BackendUnavailableException e) {
+            if (retry == null || !e.isTransient() || clock.nanoTime() - deadline >= 0) {
+                throw e;
+            }
+            pauseBeforeRetry(e);
+        }
         try {
             return retry.executeSupplier(() -> {
                 try {

@@ -94,7 +94,8 @@ public final class DefaultLease<H> implements Lease {
         this.options = options;
         this.acquiredAt = sentAt;
         this.loss = new LossSignal(runtime.callbackExecutor());
-        this.timers = new LeaseTimers(runtime, renewals.lane(), name, () -> state == State.HELD, this::cannotRenew);
+        this.timers = new LeaseTimers(
+                runtime, renewals.lane(), renewals.expiries(), name, () -> state == State.HELD, this::cannotRenew);
         setValidity(sentAt, grant.validity());
     }
 

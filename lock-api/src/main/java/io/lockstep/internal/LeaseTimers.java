@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The two timers of one lease on the runtime's shared scheduler (its expiry check and its renewal),
- * and the hand-off of blocking work to the provider's lane on the renewal executor. The scheduler only times: nothing that
+ * a far-off expiry check on the provider's {@link ExpiryWheel} instead, and the hand-off of blocking work to the provider's lane on the renewal executor. The scheduler only times: nothing that
  * blocks, and no user code, runs on it.
  */
 final class LeaseTimers {
@@ -21,29 +21,71 @@ final class LeaseTimers {
 
     private final LockRuntime runtime;
     private final Executor background;
+    private final ExpiryWheel wheel;
     private final String name;
     private final BooleanSupplier active;
     private final Runnable cannotRun;
-    private volatile @Nullable ScheduledFuture<?> expiryTask;
+    /** The current expiry check: a {@link ScheduledFuture} or an {@link ExpiryWheel.Entry}. */
+    private volatile @Nullable Object expiryTask;
+
     private volatile @Nullable ScheduledFuture<?> renewalTask;
 
     /**
      * @param background the provider's lane on the renewal executor
+     * @param wheel the provider's coarse timers for far-off expiry checks
      * @param name the lock's name, for log lines
      * @param active whether the lease still wants its timers
      * @param cannotRun what to do when the scheduler or renewal executor is shut down (lose the lease)
      */
-    LeaseTimers(LockRuntime runtime, Executor background, String name, BooleanSupplier active, Runnable cannotRun) {
+    LeaseTimers(
+            LockRuntime runtime,
+            Executor background,
+            ExpiryWheel wheel,
+            String name,
+            BooleanSupplier active,
+            Runnable cannotRun) {
         this.runtime = runtime;
         this.background = background;
+        this.wheel = wheel;
         this.name = name;
         this.active = active;
         this.cannotRun = cannotRun;
     }
 
-    /** Runs {@code check} on the scheduler after {@code delayNanos}, replacing the previous expiry check. */
+    /**
+     * Runs {@code check} on the scheduler after {@code delayNanos}, replacing the previous expiry check.
+     * A far-off check may run up to two {@link ExpiryWheel} ticks early; it then finds validity left
+     * and times the rest with this method again.
+     */
     void expiryIn(long delayNanos, Runnable check) {
-        schedule(check, delayNanos, true);
+        if (delayNanos < ExpiryWheel.MIN_DELAY_NANOS) {
+            schedule(check, delayNanos, true);
+            return;
+        }
+        if (!active.getAsBoolean()) {
+            return;
+        }
+        try {
+            ExpiryWheel.Entry entry = wheel.add(delayNanos, guarded(check));
+            if (entry == null) {
+                schedule(check, delayNanos, true); // its tick had run already
+                return;
+            }
+            Object previous = expiryTask;
+            expiryTask = entry;
+            cancelExpiry(previous);
+        } catch (RejectedExecutionException e) {
+            log.error("Lease scheduler for lock '{}' is shut down; the lease cannot be renewed or expired", name, e);
+            cannotRun.run();
+        }
+    }
+
+    private static void cancelExpiry(@Nullable Object task) {
+        if (task instanceof ScheduledFuture<?> future) {
+            future.cancel(false);
+        } else if (task instanceof ExpiryWheel.Entry entry) {
+            ExpiryWheel.remove(entry);
+        }
     }
 
     /**
@@ -75,13 +117,10 @@ final class LeaseTimers {
     /** Cancels both timers; a task already running checks the lease's state itself. */
     void cancel() {
         ScheduledFuture<?> renewal = renewalTask;
-        ScheduledFuture<?> expiry = expiryTask;
         if (renewal != null) {
             renewal.cancel(false);
         }
-        if (expiry != null) {
-            expiry.cancel(false);
-        }
+        cancelExpiry(expiryTask);
     }
 
     private void schedule(Runnable task, long delayNanos, boolean expiry) {
@@ -91,16 +130,16 @@ final class LeaseTimers {
         try {
             ScheduledFuture<?> future =
                     runtime.scheduler().schedule(guarded(task), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-            ScheduledFuture<?> previous;
             if (expiry) {
-                previous = expiryTask;
+                Object previous = expiryTask;
                 expiryTask = future;
+                cancelExpiry(previous);
             } else {
-                previous = renewalTask;
+                ScheduledFuture<?> previous = renewalTask;
                 renewalTask = future;
-            }
-            if (previous != null && previous != future) {
-                previous.cancel(false);
+                if (previous != null) {
+                    previous.cancel(false);
+                }
             }
         } catch (RejectedExecutionException e) {
             log.error("Lease scheduler for lock '{}' is shut down; the lease cannot be renewed or expired", name, e);

@@ -32,6 +32,7 @@ public final class RenewalBatcher<H> {
     private final LockRuntime runtime;
     private final Executor lane;
     private final int maxBatch;
+    private final ExpiryWheel expiries;
     private final Object lock = new Object();
     private List<DefaultLease<H>> pending = new ArrayList<>(); // guarded by lock
     private @Nullable ScheduledFuture<?> flushTask; // guarded by lock
@@ -44,6 +45,12 @@ public final class RenewalBatcher<H> {
         this.runtime = runtime;
         this.lane = lane;
         this.maxBatch = Math.max(1, backend.maxRenewalBatch());
+        this.expiries = new ExpiryWheel(runtime);
+    }
+
+    /** The provider's coarse timers for its leases' far-off expiry checks. */
+    ExpiryWheel expiries() {
+        return expiries;
     }
 
     /** The executor this provider's background round trips run on. */

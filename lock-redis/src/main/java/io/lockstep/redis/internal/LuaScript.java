@@ -9,9 +9,11 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 /**
- * A constant Lua script run with {@code EVALSHA}, loaded with {@code EVAL} when the server does not
- * know it yet (after a restart or {@code SCRIPT FLUSH}). Keys and arguments are always passed as
- * KEYS/ARGV, never spliced into the script.
+ * A constant Lua script run with {@code EVALSHA}. The backend loads its scripts up front
+ * ({@link RedisScripts#loadAll}); a server that lost them (a restart, {@code SCRIPT FLUSH}) answers
+ * {@code NOSCRIPT} once, and then every script is loaded again, so a lease's first renewal after a
+ * restart does not pay a second miss. Keys and arguments are always passed as KEYS/ARGV, never
+ * spliced into the script.
  */
 public final class LuaScript {
 
@@ -24,13 +26,27 @@ public final class LuaScript {
         this.sha1 = sha1Hex(source);
     }
 
-    /** Runs the script on {@code jedis}. */
+    /** Runs the script on {@code jedis}, loading every script of the set again if the server lost them. */
     public Object run(UnifiedJedis jedis, List<String> keys, List<String> args) {
+        return run(jedis, keys, args, () -> {});
+    }
+
+    /**
+     * Runs the script on {@code jedis}; on {@code NOSCRIPT} runs {@code reload} (which loads this
+     * script's set, so the next script does not miss too) and this script by {@code EVAL}.
+     */
+    Object run(UnifiedJedis jedis, List<String> keys, List<String> args, Runnable reload) {
         try {
             return jedis.evalsha(sha1, keys, args);
         } catch (JedisNoScriptException e) {
+            reload.run();
             return jedis.eval(source, keys, args);
         }
+    }
+
+    /** Loads the script into the server's cache (on a cluster: into every primary's). */
+    void load(UnifiedJedis jedis) {
+        jedis.scriptLoad(source);
     }
 
     /** The script's source, for {@code EVAL}. */

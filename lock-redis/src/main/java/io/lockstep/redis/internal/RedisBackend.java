@@ -26,6 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /** The lock operations on one Redis (or a cluster through one {@link UnifiedJedis}). */
@@ -48,6 +49,11 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     private final double driftFactor;
     private final String where;
     private final RedisReleaseSignals signals;
+    /**
+     * Whether the server is known to hold the scripts: set once they were loaded, cleared when a server
+     * answers NOSCRIPT (it restarted or flushed them), so the next call loads them all again.
+     */
+    private volatile boolean scriptsLoaded;
 
     /**
      * @param jedis the client; closed with the backend if {@code ownsClient}
@@ -98,12 +104,12 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         // that replicas acknowledged is expected to survive a failover, so it does not listen.
         @Nullable CompletionStage<LossReason> failover = ack.enabled() ? null : topology.primaryLoss();
         ReplicaAck.Acknowledged acknowledged = ack.enabled()
-                ? RedisErrors.translate(
-                        where, what, () -> ack.run(jedis, RedisScripts.ACQUIRE, lockKey, scriptKeys, scriptArgs))
+                ? RedisErrors.translate(where, what, () -> {
+                    ensureScripts(lockKey);
+                    return ack.run(jedis, RedisScripts.ACQUIRE, lockKey, scriptKeys, scriptArgs);
+                })
                 : new ReplicaAck.Acknowledged(
-                        RedisErrors.translate(
-                                where, what, () -> RedisScripts.ACQUIRE.run(jedis, scriptKeys, scriptArgs)),
-                        0);
+                        RedisErrors.translate(where, what, () -> run(RedisScripts.ACQUIRE, scriptKeys, scriptArgs)), 0);
         List<?> reply = (List<?>) acknowledged.reply();
         long granted = (Long) reply.get(0);
         long value = (Long) reply.get(1);
@@ -128,14 +134,12 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         List<String> scriptKeys = List.of(handle.lockKey());
         List<String> scriptArgs = List.of(handle.ownerToken(), Long.toString(ttlMillis));
         ReplicaAck.Acknowledged acknowledged = ack.enabled()
-                ? RedisErrors.translate(
-                        where,
-                        what,
-                        () -> ack.run(jedis, RedisScripts.EXTEND, handle.lockKey(), scriptKeys, scriptArgs))
+                ? RedisErrors.translate(where, what, () -> {
+                    ensureScripts(handle.lockKey());
+                    return ack.run(jedis, RedisScripts.EXTEND, handle.lockKey(), scriptKeys, scriptArgs);
+                })
                 : new ReplicaAck.Acknowledged(
-                        RedisErrors.translate(
-                                where, what, () -> RedisScripts.EXTEND.run(jedis, scriptKeys, scriptArgs)),
-                        0);
+                        RedisErrors.translate(where, what, () -> run(RedisScripts.EXTEND, scriptKeys, scriptArgs)), 0);
         if (((Long) acknowledged.reply()) != 1) {
             return Optional.empty();
         }
@@ -191,9 +195,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
             args.add(Long.toString(extension.leaseTime().toMillis()));
         }
         List<?> reply = (List<?>) RedisErrors.translate(
-                where,
-                "extending " + extensions.size() + " locks",
-                () -> RedisScripts.EXTEND_MANY.run(jedis, keysOf, args));
+                where, "extending " + extensions.size() + " locks", () -> run(RedisScripts.EXTEND_MANY, keysOf, args));
         if (reply.size() != extensions.size()) {
             throw new BackendUnavailableException(
                     "extending " + extensions.size() + " locks failed: Redis at " + where + " answered " + reply.size()
@@ -223,11 +225,44 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         Object reply = RedisErrors.translate(
                 where,
                 "releasing lock '" + handle.name() + "'",
-                () -> RedisScripts.RELEASE.run(
-                        jedis,
+                () -> run(
+                        RedisScripts.RELEASE,
                         List.of(handle.lockKey()),
                         List.of(handle.ownerToken(), keys.releaseChannel(), handle.name())));
         return ((Long) reply) == 1;
+    }
+
+    /**
+     * Runs {@code script} by its SHA-1 after making sure the server has every script, so neither a
+     * lease's first acquire nor its first renewal pays a NOSCRIPT miss and an {@code EVAL}. A server
+     * that lost them since answers NOSCRIPT once; then all are loaded again.
+     */
+    private Object run(LuaScript script, List<String> scriptKeys, List<String> scriptArgs) {
+        ensureScripts(scriptKeys.get(0));
+        return script.run(jedis, scriptKeys, scriptArgs, () -> {
+            scriptsLoaded = false;
+            loadScripts(scriptKeys.get(0));
+        });
+    }
+
+    private void ensureScripts(String sampleKey) {
+        if (!scriptsLoaded) {
+            loadScripts(sampleKey);
+        }
+    }
+
+    /**
+     * Loads every script. A connection failure is the calling operation's failure (translated by its
+     * caller, so the call stays bounded as before); a server that refuses {@code SCRIPT LOAD} (an ACL
+     * user without it) is not asked again, and each script then loads itself by {@code EVAL} on a miss.
+     */
+    private void loadScripts(String sampleKey) {
+        try {
+            RedisScripts.loadAll(jedis, sampleKey);
+        } catch (JedisDataException e) {
+            log.debug("Redis at {} refused to load the lock scripts; they load on first use: {}", where, e.toString());
+        }
+        scriptsLoaded = true;
     }
 
     @Override
@@ -244,7 +279,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         List<?> reply = (List<?>) RedisErrors.translate(
                 where,
                 "inspecting lock '" + name + "'",
-                () -> RedisScripts.INSPECT.run(jedis, List.of(keys.lockKey(name), keys.fenceKey(name)), List.of()));
+                () -> run(RedisScripts.INSPECT, List.of(keys.lockKey(name), keys.fenceKey(name)), List.of()));
         long pttl = (Long) reply.get(0);
         Object fence = reply.get(1);
         OptionalLong lastFence = fence instanceof byte[] bytes

@@ -1,9 +1,38 @@
 package io.lockstep.redis.internal;
 
+import java.util.List;
+import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.UnifiedJedis;
+
 /** The lock scripts. Each runs atomically on the server. */
 final class RedisScripts {
 
     private RedisScripts() {}
+
+    /**
+     * Loads every lock script into the server's cache: on one server (or a Sentinel's primary) in one
+     * pipelined round trip, on a cluster into every primary. {@code sampleKey} routes the pipeline.
+     */
+    static void loadAll(UnifiedJedis jedis, String sampleKey) {
+        if (jedis instanceof JedisCluster) {
+            all().forEach(script -> script.load(jedis)); // broadcast to every primary
+            return;
+        }
+        try (AbstractPipeline pipeline = jedis.pipelined()) {
+            List<Response<String>> loaded = all().stream()
+                    .map(script -> pipeline.scriptLoad(script.source(), sampleKey))
+                    .toList();
+            pipeline.sync();
+            loaded.forEach(Response::get); // throws if a load failed
+        }
+    }
+
+    /** Every script of the backend, in the order {@link #loadAll} sends them. */
+    static List<LuaScript> all() {
+        return List.of(ACQUIRE, EXTEND, EXTEND_MANY, RELEASE, INSPECT);
+    }
 
     /**
      * KEYS[1] lock key, KEYS[2] fence counter; ARGV[1] owner token, ARGV[2] lease time in ms.

@@ -231,6 +231,110 @@ final class Redlock {
                 true);
     }
 
+    /** Keys per {@link Scripts#EXTEND_MANY} call: a script runs atomically on its node, so keep it short. */
+    static final int MAX_RENEWAL_BATCH = 500;
+
+    /**
+     * {@link #extend} for many leases in one round trip per node: each node runs one {@link
+     * Scripts#EXTEND_MANY}, and each lease is judged on its own, exactly as {@code extend} would judge it
+     * (extended where a quorum extended it within its validity, lost where too few nodes still hold it).
+     * If any lease's outcome is unknown (too many nodes did not answer), nothing is decided and the whole
+     * batch throws a transient failure, to be retried (extending is idempotent).
+     */
+    List<Optional<Duration>> extendAll(List<RedlockHandle> handles, List<Duration> leaseTimes) {
+        long start = clock.nanoTime();
+        int size = handles.size();
+        List<String> keys = new ArrayList<>(size);
+        List<String> args = new ArrayList<>(2 * size);
+        long timeout = 0;
+        for (int i = 0; i < size; i++) {
+            Duration leaseTime = leaseTimes.get(i);
+            noteLeaseTime(leaseTime);
+            keys.add(handles.get(i).lockKey());
+            args.add(handles.get(i).value());
+            args.add(Long.toString(Math.max(1, leaseTime.toMillis())));
+            timeout = Math.max(timeout, options.nodeTimeoutFor(leaseTime).toNanos());
+        }
+        FanOut.Parser<List<Long>> parser = (node, reply) -> {
+            if (!(reply instanceof List<?> list) || list.size() != size) {
+                throw new Node.NodeFailure("extending " + size + " locks: the node answered " + reply, null);
+            }
+            List<Long> out = new ArrayList<>(size);
+            for (Object value : list) {
+                out.add(Replies.asLong(value));
+            }
+            return out;
+        };
+        List<Reply<List<Long>>> replies = fanOut.call(
+                        nodes,
+                        new Request(Scripts.EXTEND_MANY, keys, (n, d) -> args),
+                        parser,
+                        r -> everyLeaseHasQuorum(r, size),
+                        timeout)
+                .replies();
+        int unknown = Replies.unknown(replies);
+        int[] extended = new int[size];
+        for (Reply<List<Long>> reply : replies) {
+            List<Long> values = reply.value();
+            if (values != null) {
+                for (int i = 0; i < size; i++) {
+                    if (values.get(i) == 1L) {
+                        extended[i]++;
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < size; i++) {
+            if (extended[i] < quorum && extended[i] + unknown >= quorum) {
+                throw new BackendUnavailableException(
+                        "could not extend " + size + " locks on a quorum of " + description + " (lock '"
+                                + handles.get(i).name() + "' confirmed by " + extended[i] + ", " + quorum
+                                + " needed); " + Replies.failures(nodes, replies),
+                        null,
+                        true);
+            }
+        }
+        long keysEnd = System.nanoTime();
+        long elapsed = clock.nanoTime() - start;
+        List<Optional<Duration>> results = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            RedlockHandle handle = handles.get(i);
+            Duration leaseTime = leaseTimes.get(i);
+            Duration validity = validityOrZero(leaseTime);
+            handle.keysMayLastUntil(keysEnd + leaseTime.toNanos());
+            if (extended[i] >= quorum) {
+                if (elapsed < validity.toNanos() || validity.isZero()) {
+                    handle.leaseTime(leaseTime);
+                    results.add(Optional.of(validity));
+                } else {
+                    lose(
+                            handle,
+                            LossReason.EXPIRED,
+                            "a quorum confirmed the extension only after its validity ran out");
+                    results.add(Optional.empty());
+                }
+            } else {
+                lose(
+                        handle,
+                        LossReason.QUORUM_LOST,
+                        "only " + extended[i] + " of " + nodes.size() + " nodes still hold it; " + quorum
+                                + " are needed");
+                results.add(Optional.empty());
+            }
+        }
+        return results;
+    }
+
+    private boolean everyLeaseHasQuorum(List<Reply<List<Long>>> replies, int size) {
+        for (int i = 0; i < size; i++) {
+            int index = i;
+            if (Replies.count(replies, values -> values.get(index) == 1L) < quorum) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Releases on every node; true once a quorum deleted. */
     boolean release(RedlockHandle handle) {
         long now = System.nanoTime();

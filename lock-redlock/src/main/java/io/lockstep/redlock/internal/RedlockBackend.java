@@ -6,6 +6,7 @@ import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.redlock.RedlockOptions;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Extension;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
 import java.time.Duration;
@@ -102,6 +103,19 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     @Override
     public Optional<Duration> extend(RedlockHandle handle, Duration leaseTime) {
         return redlock.extend(handle, leaseTime);
+    }
+
+    @Override
+    public int maxRenewalBatch() {
+        return Redlock.MAX_RENEWAL_BATCH;
+    }
+
+    /** One {@code EXTEND_MANY} script per node for the whole batch; each lease judged on its own quorum. */
+    @Override
+    public List<Optional<Duration>> extendAll(List<Extension<RedlockHandle>> extensions) {
+        return redlock.extendAll(
+                extensions.stream().map(Extension::handle).toList(),
+                extensions.stream().map(Extension::leaseTime).toList());
     }
 
     @Override

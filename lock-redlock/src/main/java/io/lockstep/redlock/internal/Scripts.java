@@ -59,6 +59,23 @@ final class Scripts {
             """);
 
     /**
+     * {@link #EXTEND} for many keys in one round trip: KEYS[i] lock keys; ARGV[2i-1] value and ARGV[2i]
+     * TTL in ms of KEYS[i]. Returns a list with 1 where the key was extended, 0 where it is not ours.
+     */
+    static final Script EXTEND_MANY = new Script(
+            """
+            local result = {}
+            for i = 1, #KEYS do
+              if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then
+                result[i] = redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
+              else
+                result[i] = 0
+              end
+            end
+            return result
+            """);
+
+    /**
      * The spec's release (compare-and-delete), then a notice to waiters: KEYS lock key; ARGV value,
      * release channel. 1 if deleted. The notice is sent in {@code pcall}: a user without permission on
      * the channel (Redis 7 ACLs) still releases, and the release is never reported as failed.

@@ -1,0 +1,434 @@
+package io.lockstep.bench;
+
+import com.google.gson.Gson;
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.redis.RedisLockProvider;
+import io.lockstep.tck.servers.RedisServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.runner.IterationType;
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.JedisPubSub;
+
+/**
+ * Contended handoff on one lock name: every benchmark thread ({@code -t 2}, {@code -t 8}) loops
+ * "wait for the lock and hold it {@link #holdMicros} (not measured: JMH's per-invocation set-up), then
+ * release it and wait until another thread is granted it (measured)". So JMH's {@code SampleTime}
+ * percentiles are the <em>handoff latency</em>: the release round trip, the release notice, the woken
+ * waiter's attempt, and this thread seeing the grant. The grantee also records the exact time from
+ * just before the release call to its acquire returning; those percentiles (p50, p90, p99, max) are
+ * printed and appended as one JSON line to the file named by {@code LOCKSTEP_BENCH_HANDOFF} (system
+ * property {@code lockstep.bench.handoff}).
+ *
+ * <p>Rows: {@code floor-redis} (raw Jedis running lock-redis's two scripts with one pub/sub
+ * subscription and a local FIFO queue: the round trips lock-redis makes, nothing else), {@code redis}
+ * (lock-redis), {@code redisson-rlock} (Redisson's {@code RLock.lock(30 s)}). Each trial checks at the
+ * server that it did what its name says: one fence increment (floor, redis) or one release notice
+ * (every row) per grant; it reports the acquire attempts per grant the server saw.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Fork(1)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+public class HandoffBenchmark {
+
+    static final String RECORD_PROPERTY = "lockstep.bench.handoff";
+    static final String RECORD_ENV = "LOCKSTEP_BENCH_HANDOFF";
+    private static final String NAME = "handoff";
+    private static final long ALTERNATION_BOUND_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** Which contender to measure. */
+    @Param({"floor-redis", "redis", "redisson-rlock"})
+    public String backend = "redis";
+
+    /** How long each grant is held, so the other threads are surely waiting when it is released. */
+    @Param({"1000"})
+    public long holdMicros = 1000;
+
+    private @Nullable RedisServer server;
+    private @Nullable HandoffLock lock;
+    private @Nullable CommandMix mix;
+    private final AtomicLong grants = new AtomicLong();
+    private volatile long releasedAt;
+    private volatile long lastHolder = -1;
+    private volatile boolean measuring;
+    private long[] latencies = new long[1 << 16];
+    private int recorded;
+    private final Object recordLock = new Object();
+    private long[] trialLatencies = new long[0];
+
+    /** Starts a redis-server and the contender; primes it (subscriptions, scripts) before counting. */
+    @Setup(Level.Trial)
+    public void start() {
+        server = RedisServer.start();
+        HostAndPort address = new HostAndPort(server.host(), server.port());
+        lock = switch (backend) {
+            case "floor-redis" -> new FloorLock(address);
+            case "redis" -> new LockstepLock(address);
+            case "redisson-rlock" -> new RedissonLock(address);
+            default -> throw new IllegalArgumentException("unknown backend '" + backend + "'");
+        };
+        lock.acquire().run(); // subscriptions and scripts are set up before the counters start
+        mix = CommandMix.start(List.of(address));
+    }
+
+    /** Starts recording latencies in measured iterations only. */
+    @Setup(Level.Iteration)
+    public void iteration(IterationParams params) {
+        measuring = params.getType() == IterationType.MEASUREMENT;
+    }
+
+    /** One benchmark thread's grant, taken before each measured handoff. */
+    @State(Scope.Thread)
+    public static class Holder {
+        @Nullable
+        Runnable release;
+
+        /** Waits for the lock and holds it {@link #holdMicros} (not measured). */
+        @Setup(Level.Invocation)
+        public void acquire(HandoffBenchmark bench) {
+            release = bench.grant();
+        }
+    }
+
+    private Runnable grant() {
+        Runnable release = lock.acquire();
+        long grantedAt = System.nanoTime();
+        long me = Thread.currentThread().getId();
+        long previous = lastHolder;
+        long sent = releasedAt;
+        if (previous != -1 && previous != me && sent != 0) {
+            record(grantedAt - sent);
+        }
+        lastHolder = me;
+        grants.incrementAndGet();
+        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(holdMicros));
+        return release;
+    }
+
+    /** The handoff: release, then wait until another thread was granted (bounded, for the last one). */
+    @Benchmark
+    public void handoff(Holder holder) {
+        long grant = grants.get();
+        releasedAt = System.nanoTime();
+        holder.release.run();
+        long until = System.nanoTime() + ALTERNATION_BOUND_NANOS;
+        while (grants.get() == grant && System.nanoTime() - until < 0) {
+            Thread.yield();
+        }
+    }
+
+    private void record(long nanos) {
+        if (!measuring) {
+            return;
+        }
+        synchronized (recordLock) {
+            if (recorded == latencies.length) {
+                latencies = Arrays.copyOf(latencies, latencies.length * 2);
+            }
+            latencies[recorded++] = nanos;
+        }
+    }
+
+    /** Folds the iteration's latencies into the trial's. */
+    @TearDown(Level.Iteration)
+    public void endIteration() {
+        synchronized (recordLock) {
+            long[] joined = Arrays.copyOf(trialLatencies, trialLatencies.length + recorded);
+            System.arraycopy(latencies, 0, joined, trialLatencies.length, recorded);
+            trialLatencies = joined;
+            recorded = 0;
+        }
+    }
+
+    /**
+     * Prints and records the latency percentiles and the server's calls per grant; fails the trial if
+     * the server did not see one grant per counted grant.
+     */
+    @TearDown(Level.Trial)
+    public void stop(BenchmarkParams params) {
+        try {
+            long n = grants.get();
+            List<Map<String, Double>> perServer = mix.perOperation(n);
+            Map<String, Double> perGrant = perServer.get(0);
+            check(perGrant, n);
+            Map<String, String> paramMap = new LinkedHashMap<>();
+            for (String key : params.getParamsKeys()) {
+                paramMap.put(key, params.getParam(key));
+            }
+            CommandMix.record(new CommandMix.MixRecord(
+                    params.getBenchmark(),
+                    paramMap,
+                    params.getThreads(),
+                    n,
+                    mix.redisVersion(),
+                    perServer,
+                    CommandMix.describe(perServer)));
+            long[] sorted = trialLatencies.clone();
+            Arrays.sort(sorted);
+            if (sorted.length == 0) {
+                throw new IllegalStateException(
+                        backend + ": no handoff between two threads was measured (run with -t 2 or more)");
+            }
+            double attempts = perGrant.getOrDefault("evalsha", 0.0) - 1.0; // one script call per grant releases
+            Map<String, Object> line = new LinkedHashMap<>();
+            line.put("benchmark", params.getBenchmark());
+            line.put("backend", backend);
+            line.put("threads", params.getThreads());
+            line.put("holdMicros", holdMicros);
+            line.put("grants", n);
+            line.put("handoffs", sorted.length);
+            line.put("p50Micros", micros(percentile(sorted, 0.50)));
+            line.put("p90Micros", micros(percentile(sorted, 0.90)));
+            line.put("p99Micros", micros(percentile(sorted, 0.99)));
+            line.put("maxMicros", micros(sorted[sorted.length - 1]));
+            line.put("scriptCallsPerGrant", perGrant.getOrDefault("evalsha", 0.0) + perGrant.getOrDefault("eval", 0.0));
+            line.put("acquireAttemptsPerGrant", backend.equals("redisson-rlock") ? null : attempts);
+            line.put("perGrant", perGrant);
+            String json = new Gson().toJson(line);
+            System.out.println();
+            System.out.println("Handoff " + backend + " -t " + params.getThreads() + ": " + json);
+            String target = System.getProperty(RECORD_PROPERTY, System.getenv(RECORD_ENV));
+            if (target != null && !target.isBlank()) {
+                Files.writeString(
+                        Path.of(target),
+                        json + "\n",
+                        StandardCharsets.UTF_8,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not append the handoff record", e);
+        } finally {
+            try {
+                lock.close();
+            } finally {
+                server.close();
+            }
+        }
+    }
+
+    private void check(Map<String, Double> perGrant, long n) {
+        double notices = perGrant.getOrDefault("publish", 0.0);
+        if (Math.abs(notices - 1.0) > CommandMix.NOISE) {
+            throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + notices
+                    + " release notices per grant over " + n + " grants, expected 1: " + perGrant);
+        }
+        if (!backend.equals("redisson-rlock")) {
+            double fences = perGrant.getOrDefault("incr", 0.0);
+            if (Math.abs(fences - 1.0) > CommandMix.NOISE) {
+                throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + fences
+                        + " fence increments per grant over " + n + " grants, expected 1: " + perGrant);
+            }
+        }
+    }
+
+    private static long percentile(long[] sorted, double p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
+    }
+
+    private static double micros(long nanos) {
+        return Math.round(nanos / 100.0) / 10.0;
+    }
+
+    /** One contender's blocking lock on {@link #NAME}. */
+    interface HandoffLock extends AutoCloseable {
+        /** Waits until granted; returns the release. */
+        Runnable acquire();
+
+        @Override
+        void close();
+    }
+
+    /** lock-redis: {@code acquire} with a wait, {@code release}. */
+    static final class LockstepLock implements HandoffLock {
+        private static final LeaseOptions OPTIONS =
+                LeaseOptions.of(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(30));
+        private final LockProvider provider;
+
+        LockstepLock(HostAndPort address) {
+            provider = RedisLockProvider.builder(new JedisPooled(address))
+                    .closeClient(true)
+                    .build();
+        }
+
+        @Override
+        public Runnable acquire() {
+            Lease lease = provider.acquire(NAME, OPTIONS);
+            return () -> {
+                if (!lease.release()) {
+                    throw new IllegalStateException("release of '" + NAME + "' freed nothing");
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            provider.close();
+        }
+    }
+
+    /** Redisson {@code RLock}: {@code lock(30 s)} (waits on its pub/sub channel; no watchdog), {@code unlock()}. */
+    static final class RedissonLock implements HandoffLock {
+        private final RedissonClient client;
+        private final RLock lock;
+
+        RedissonLock(HostAndPort address) {
+            Config config = new Config();
+            config.useSingleServer().setAddress("redis://" + address.getHost() + ":" + address.getPort());
+            client = Redisson.create(config);
+            lock = client.getLock(NAME);
+        }
+
+        @Override
+        public Runnable acquire() {
+            lock.lock(30, TimeUnit.SECONDS);
+            return lock::unlock;
+        }
+
+        @Override
+        public void close() {
+            client.shutdown();
+        }
+    }
+
+    /**
+     * The floor: lock-redis's acquire and release scripts by raw Jedis, one subscription to a release
+     * channel for the process, and a fair local lock so only the first local waiter asks Redis (as
+     * lock-redis's local queue does). A waiter sends the acquire script; if the lock is held it parks
+     * until a release notice (or 100 ms) and sends it again.
+     */
+    static final class FloorLock implements HandoffLock {
+        private static final String CHANNEL = "floor:release";
+        private final JedisPooled jedis;
+        private final String acquireSha;
+        private final String releaseSha;
+        private final ReentrantLock localQueue = new ReentrantLock(true);
+        private final AtomicLong notices = new AtomicLong();
+        private volatile @Nullable Thread head;
+        private final JedisPubSub subscription;
+        private final Thread subscriber;
+
+        FloorLock(HostAndPort address) {
+            jedis = new JedisPooled(address);
+            acquireSha = jedis.scriptLoad(RawFloors.REDIS_ACQUIRE, NAME);
+            releaseSha = jedis.scriptLoad(RawFloors.REDIS_RELEASE, NAME);
+            CountDownLatch subscribed = new CountDownLatch(1);
+            subscription = new JedisPubSub() {
+                @Override
+                public void onSubscribe(String channel, int count) {
+                    subscribed.countDown();
+                }
+
+                @Override
+                public void onMessage(String channel, String message) {
+                    notices.incrementAndGet();
+                    Thread waiting = head;
+                    if (waiting != null) {
+                        LockSupport.unpark(waiting);
+                    }
+                }
+            };
+            subscriber = new Thread(
+                    () -> {
+                        try (Jedis connection = new Jedis(address)) {
+                            connection.subscribe(subscription, CHANNEL);
+                        }
+                    },
+                    "floor-subscriber");
+            subscriber.setDaemon(true);
+            subscriber.start();
+            try {
+                if (!subscribed.await(10, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the floor's subscription did not start within 10 s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
+
+        @Override
+        public Runnable acquire() {
+            String token = UUID.randomUUID().toString();
+            List<String> keys = List.of("floor:" + NAME, "floor:fence:" + NAME);
+            List<String> args = List.of(token, "30000");
+            localQueue.lock();
+            try {
+                head = Thread.currentThread();
+                while (true) {
+                    long seen = notices.get();
+                    List<?> reply = (List<?>) jedis.evalsha(acquireSha, keys, args);
+                    if ((Long) reply.get(0) == 1) {
+                        break;
+                    }
+                    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
+                    while (notices.get() == seen && System.nanoTime() - until < 0) {
+                        LockSupport.parkNanos(this, until - System.nanoTime());
+                    }
+                }
+            } finally {
+                head = null;
+                localQueue.unlock();
+            }
+            return () -> {
+                Object released = jedis.evalsha(releaseSha, List.of(keys.get(0)), List.of(token, CHANNEL, NAME));
+                if ((Long) released != 1) {
+                    throw new IllegalStateException("release of '" + NAME + "' freed nothing");
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            subscription.unsubscribe();
+            try {
+                subscriber.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            jedis.close();
+        }
+    }
+}
