@@ -33,7 +33,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@code java -cp benchmarks.jar io.lockstep.bench.BenchReport --results DIR --out FILE [--commit C]}:
  * DIR holds {@code *.json} (JMH's {@code -rf json}), {@code mix.jsonl} and {@code commands.txt}
- * (the commands that produced them, one a line). scripts/bench runs it.
+ * (the commands that produced them, one a line). scripts/bench runs it. Hand-written analysis lives in
+ * docs/benchmarks-notes.md, which the generated page links to and this class never touches.
  */
 public final class BenchReport {
 
@@ -200,21 +201,8 @@ public final class BenchReport {
                 options.getOrDefault("--commit", "unknown"),
                 ZonedDateTime.now(ZoneOffset.UTC),
                 Machine.here());
-        Files.writeString(out, markdown + keptSections(out), StandardCharsets.UTF_8);
+        Files.writeString(out, markdown, StandardCharsets.UTF_8);
         System.out.println("Wrote " + out);
-    }
-
-    /** Marks where the sections of other benchmarks (etcd, ZooKeeper) start; they are kept as they are. */
-    static final String KEPT_MARKER = "<!-- Sections below come from other benchmarks; scripts/bench keeps them. -->";
-
-    /** The part of the existing page from {@link #KEPT_MARKER} on, or nothing. */
-    private static String keptSections(Path out) throws IOException {
-        if (!Files.exists(out)) {
-            return "";
-        }
-        String existing = Files.readString(out, StandardCharsets.UTF_8);
-        int at = existing.indexOf(KEPT_MARKER);
-        return at < 0 ? "" : "\n" + existing.substring(at);
     }
 
     private static String require(Map<String, String> options, String name) {
@@ -615,7 +603,7 @@ public final class BenchReport {
     private static void renderRenewal(StringBuilder md, List<Row> section, String command) {
         Row first = section.get(0);
         md.append("## Redis: ")
-                .append(first.params().getOrDefault("leases", "?"))
+                .append(whole(Double.parseDouble(first.params().getOrDefault("leases", "NaN"))))
                 .append(" auto-renewed leases held for ")
                 .append(first.params().getOrDefault("holdSeconds", "?"))
                 .append(" s (lease ")
@@ -631,9 +619,9 @@ public final class BenchReport {
                 The trial fails if a lease was lost or the server saw no renewal.
 
                 """);
-        md.append("| contender | what it is | script calls/s at the server | renewals/s | client CPU ms/s | heap MB"
-                + " | live threads (peak) | renewal threads (peak) |\n");
-        md.append("|---|---|---|---|---|---|---|---|\n");
+        md.append("| contender | what it is | script calls/s at the server | all commands/s at the server | renewals/s"
+                + " | client CPU ms/s | heap MB | live threads (peak) | renewal threads (peak) |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|\n");
         for (Row row : section) {
             Map<String, Double> m = row.seen();
             md.append("| `")
@@ -643,18 +631,24 @@ public final class BenchReport {
                     .append(" | ")
                     .append(oneDecimal(m.getOrDefault("script calls/s", Double.NaN)))
                     .append(" | ")
+                    .append(whole(m.getOrDefault("commands/s", Double.NaN)))
+                    .append(" | ")
                     .append(oneDecimal(m.getOrDefault("renewals/s", Double.NaN)))
                     .append(" | ")
                     .append(oneDecimal(m.getOrDefault("client CPU ms/s", Double.NaN)))
                     .append(" | ")
                     .append(oneDecimal(m.getOrDefault("heap MB", Double.NaN)))
                     .append(" | ")
-                    .append(String.format(Locale.ROOT, "%.0f", m.getOrDefault("threads peak", Double.NaN)))
+                    .append(whole(m.getOrDefault("threads peak", Double.NaN)))
                     .append(" | ")
-                    .append(String.format(Locale.ROOT, "%.0f", m.getOrDefault("renewal threads peak", Double.NaN)))
+                    .append(whole(m.getOrDefault("renewal threads peak", Double.NaN)))
                     .append(" |\n");
         }
         md.append('\n');
+    }
+
+    private static String whole(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%,.0f", value);
     }
 
     private static String oneDecimal(double value) {

@@ -52,8 +52,13 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *       {@code Lock.lock(name, lease)} and {@code unlock(key)} (etcd's lock service).
  *   <li>{@code handoff}: a second client already queued behind the holder; the time from the holder's
  *       release until the waiter holds the lock (release round trip, the watch notification, the
- *       waiter's acquire round trip).
+ *       waiter's acquire round trip), for lock-etcd ({@code etcd}) and jetcd's {@code Lock} client.
  * </ul>
+ *
+ * <p>With {@code -t 8} every thread takes a lock of its own ({@link Caller}). Every trial reads etcd's
+ * gRPC message counters ({@link EtcdCounters}) before and after and divides by the operations it counted;
+ * an {@code acquireRelease} trial fails unless that is two {@code Txn} per operation ({@code jetcd-floor},
+ * {@code etcd}) or one {@code Lock} and one {@code Unlock} ({@code jetcd-lock}).
  *
  * <p>Each etcd write waits for an fsync: compare within one run only.
  */
