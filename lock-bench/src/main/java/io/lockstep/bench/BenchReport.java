@@ -33,7 +33,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@code java -cp benchmarks.jar io.lockstep.bench.BenchReport --results DIR --out FILE [--commit C]}:
  * DIR holds {@code *.json} (JMH's {@code -rf json}), {@code mix.jsonl} and {@code commands.txt}
- * (the commands that produced them, one a line). scripts/bench runs it.
+ * (the commands that produced them, one a line). scripts/bench runs it. Hand-written analysis lives in
+ * docs/benchmarks-notes.md, which the generated page links to and this class never touches.
  */
 public final class BenchReport {
 
@@ -48,7 +49,54 @@ public final class BenchReport {
             String unit,
             String mix,
             long operations,
-            String redisVersion) {
+            String redisVersion,
+            String method,
+            String mode,
+            Map<String, Double> percentiles,
+            Map<String, Double> seen,
+            String file) {
+
+        Row(
+                String benchmarkClass,
+                String backend,
+                Map<String, String> params,
+                int threads,
+                double score,
+                double error,
+                String unit,
+                String mix,
+                long operations,
+                String redisVersion) {
+            this(
+                    benchmarkClass,
+                    backend,
+                    params,
+                    threads,
+                    score,
+                    error,
+                    unit,
+                    mix,
+                    operations,
+                    redisVersion,
+                    "acquireRelease",
+                    "avgt",
+                    Map.of(),
+                    Map.of(),
+                    "");
+        }
+
+        /** The section this row belongs to: class, method, threads and every parameter but the contender's. */
+        String section() {
+            Map<String, String> others = new TreeMap<>(params);
+            others.remove(contenderParam(params));
+            return benchmarkClass + "." + method + " " + others + " " + threads;
+        }
+
+        /** The value at {@code percentile} (for example "50.0") of a sampled row, in µs. */
+        double percentileMicros(String percentile) {
+            Double value = percentiles.get(percentile);
+            return value == null ? Double.NaN : micros(value);
+        }
 
         double opsPerSecond() {
             return threads * 1_000_000.0 / micros(score);
@@ -59,6 +107,7 @@ public final class BenchReport {
                 case "us/op" -> value;
                 case "ms/op" -> value * 1000;
                 case "ns/op" -> value / 1000;
+                case "s/op" -> value * 1_000_000;
                 default -> throw new IllegalStateException("unit " + unit + " is not a time per operation");
             };
         }
@@ -94,6 +143,26 @@ public final class BenchReport {
         WHAT.put("redisson-rlock", "Redisson `RLock`: `tryLock(0, 30 s)`, `unlock()`");
         WHAT.put("redisson-fenced", "Redisson `RFencedLock`: `tryLockAndGetToken(0, 30 s)`, `unlock()`");
         WHAT.put("shedlock-jedis", "ShedLock's Jedis provider: `lock(...)`, `unlock()` (lockAtLeastFor 0)");
+        WHAT.put(
+                "jetcd-floor",
+                "**floor** of `etcd`: raw jetcd, lock-etcd's two transactions (queue a key on a session lease and"
+                        + " read the head; compare-and-delete)");
+        WHAT.put("etcd", "lock-etcd");
+        WHAT.put("jetcd-lock", "jetcd's `Lock` client: `lock(name, lease)`, `unlock(key)` (etcd's lock service)");
+        WHAT.put(
+                "floor",
+                "**floor** of `lockstep`: the raw ZooKeeper client sending lock-zookeeper's requests (node and"
+                        + " listing back to back, then the delete)");
+        WHAT.put("lockstep", "lock-zookeeper");
+        WHAT.put("curator-semaphore-mutex", "Curator `InterProcessSemaphoreMutex` (not bound to a thread)");
+        WHAT.put("curator-mutex", "Curator `InterProcessMutex` (re-entrant, bound to its thread)");
+        WHAT.put("floor-lease", "**floor** of `lease`: plain JDBC running lock-jdbc's lease-mode statements");
+        WHAT.put("lease", "lock-jdbc, lease mode (a row with an expiry)");
+        WHAT.put("floor-session", "**floor** of `session`: plain JDBC running lock-jdbc's session-mode transaction");
+        WHAT.put("session", "lock-jdbc, session mode (a row lock held by an open transaction)");
+        WHAT.put("shedlock", "ShedLock's JDBC provider (`JdbcTemplateLockProvider`), lockAtLeastFor 0");
+        WHAT.put("redis-renewed", "lock-redis, leases of `leaseSeconds` with `withAutoRenew()`, batched renewal");
+        WHAT.put("redisson-watchdog", "Redisson `RLock.lock()` with its watchdog (`lockWatchdogTimeout` = lease)");
     }
 
     /** The floor of each Lockstep contender: raw Jedis doing its round trips. */
@@ -104,10 +173,16 @@ public final class BenchReport {
         if (backend.startsWith("redlock-")) {
             return "floor-" + backend;
         }
-        if (backend.startsWith("redisson") || backend.startsWith("shedlock")) {
+        if (backend.startsWith("redisson") || backend.equals("shedlock-jedis")) {
             return "floor-redis"; // not their floor (other scripts), but the one Lockstep answers to
         }
-        return null;
+        return switch (backend) {
+            case "etcd", "jetcd-lock" -> "jetcd-floor";
+            case "lockstep", "curator-mutex", "curator-semaphore-mutex" -> "floor";
+            case "lease", "shedlock" -> "floor-lease";
+            case "session" -> "floor-session";
+            default -> backend.startsWith("floor") || backend.equals("jedis-setnx") ? null : "floor-" + backend;
+        };
     }
 
     private BenchReport() {}
@@ -126,21 +201,8 @@ public final class BenchReport {
                 options.getOrDefault("--commit", "unknown"),
                 ZonedDateTime.now(ZoneOffset.UTC),
                 Machine.here());
-        Files.writeString(out, markdown + keptSections(out), StandardCharsets.UTF_8);
+        Files.writeString(out, markdown, StandardCharsets.UTF_8);
         System.out.println("Wrote " + out);
-    }
-
-    /** Marks where the sections of other benchmarks (etcd, ZooKeeper) start; they are kept as they are. */
-    static final String KEPT_MARKER = "<!-- Sections below come from other benchmarks; scripts/bench keeps them. -->";
-
-    /** The part of the existing page from {@link #KEPT_MARKER} on, or nothing. */
-    private static String keptSections(Path out) throws IOException {
-        if (!Files.exists(out)) {
-            return "";
-        }
-        String existing = Files.readString(out, StandardCharsets.UTF_8);
-        int at = existing.indexOf(KEPT_MARKER);
-        return at < 0 ? "" : "\n" + existing.substring(at);
     }
 
     private static String require(Map<String, String> options, String name) {
@@ -177,7 +239,8 @@ public final class BenchReport {
             JsonArray results = JsonParser.parseString(Files.readString(file, StandardCharsets.UTF_8))
                     .getAsJsonArray();
             for (JsonElement element : results) {
-                rows.add(row(element.getAsJsonObject(), mixes));
+                rows.add(
+                        row(element.getAsJsonObject(), mixes, file.getFileName().toString()));
             }
         }
         if (rows.isEmpty()) {
@@ -186,9 +249,20 @@ public final class BenchReport {
         return rows;
     }
 
-    private static Row row(JsonObject result, Map<String, CommandMix.MixRecord> mixes) {
+    /** The parameter naming the contender: {@code backend}, else {@code lock}, else {@code mode}. */
+    static String contenderParam(Map<String, String> params) {
+        for (String name : List.of("backend", "lock", "mode")) {
+            if (params.containsKey(name)) {
+                return name;
+            }
+        }
+        return "backend";
+    }
+
+    private static Row row(JsonObject result, Map<String, CommandMix.MixRecord> mixes, String file) {
         String benchmark = result.get("benchmark").getAsString();
         int threads = result.get("threads").getAsInt();
+        String mode = result.has("mode") ? result.get("mode").getAsString() : "avgt";
         Map<String, String> params = new LinkedHashMap<>();
         if (result.has("params")) {
             result.getAsJsonObject("params")
@@ -196,7 +270,7 @@ public final class BenchReport {
                     .forEach(e -> params.put(e.getKey(), e.getValue().getAsString()));
         }
         CommandMix.MixRecord mix = mixes.get(key(benchmark, params, threads));
-        if (mix == null) {
+        if (mix == null && !mode.equals("sample")) {
             throw new IllegalStateException("no checked command mix for " + benchmark + " " + params + " at " + threads
                     + " threads: its trial did not prove what it measured; rerun scripts/bench");
         }
@@ -205,18 +279,33 @@ public final class BenchReport {
                         && metric.get("scoreError").getAsJsonPrimitive().isNumber()
                 ? metric.get("scoreError").getAsDouble()
                 : Double.NaN; // "NaN" as a string with a single iteration
-        String method = benchmark.substring(0, benchmark.lastIndexOf('.'));
+        Map<String, Double> percentiles = new LinkedHashMap<>();
+        if (metric.has("scorePercentiles")) {
+            metric.getAsJsonObject("scorePercentiles")
+                    .entrySet()
+                    .forEach(e -> percentiles.put(e.getKey(), e.getValue().getAsDouble()));
+        }
+        String path = benchmark.substring(0, benchmark.lastIndexOf('.'));
+        Map<String, Double> seen =
+                mix == null || mix.perServer() == null || mix.perServer().isEmpty()
+                        ? Map.of()
+                        : mix.perServer().get(0);
         return new Row(
-                method.substring(method.lastIndexOf('.') + 1),
-                params.getOrDefault("backend", "?"),
+                path.substring(path.lastIndexOf('.') + 1),
+                params.getOrDefault(contenderParam(params), "?"),
                 params,
                 threads,
                 metric.get("score").getAsDouble(),
                 error,
                 metric.get("scoreUnit").getAsString(),
-                mix.mix(),
-                mix.operations(),
-                mix.redisVersion());
+                mix == null ? "not counted by this trial" : mix.mix(),
+                mix == null ? 0 : mix.operations(),
+                mix == null ? "" : mix.redisVersion(),
+                benchmark.substring(benchmark.lastIndexOf('.') + 1),
+                mode,
+                percentiles,
+                seen,
+                file);
     }
 
     private static String key(String benchmark, Map<String, String> params, int threads) {
@@ -243,6 +332,11 @@ public final class BenchReport {
             versions.put("JMH", version("org.openjdk.jmh", "jmh-core"));
             versions.put("Redisson", version("org.redisson", "redisson"));
             versions.put("ShedLock", version("net.javacrumbs.shedlock", "shedlock-core"));
+            versions.put("jetcd", version("io.etcd", "jetcd-core"));
+            versions.put("Curator", version("org.apache.curator", "curator-recipes"));
+            versions.put("ZooKeeper client", version("org.apache.zookeeper", "zookeeper"));
+            versions.put("PostgreSQL JDBC", version("org.postgresql", "postgresql"));
+            versions.put("HikariCP", version("com.zaxxer", "HikariCP"));
             versions.values().removeIf(v -> v.isEmpty());
             return new Machine(
                     Runtime.getRuntime().availableProcessors(),
@@ -266,6 +360,19 @@ public final class BenchReport {
         }
     }
 
+    /** Lockstep's contender that a peer library is compared with, in the same section. */
+    static final Map<String, String> PEER_OF = new LinkedHashMap<>();
+
+    static {
+        PEER_OF.put("redisson-rlock", "redis");
+        PEER_OF.put("redisson-fenced", "redis");
+        PEER_OF.put("shedlock-jedis", "redis");
+        PEER_OF.put("jetcd-lock", "etcd");
+        PEER_OF.put("curator-mutex", "lockstep");
+        PEER_OF.put("curator-semaphore-mutex", "lockstep");
+        PEER_OF.put("shedlock", "lease");
+    }
+
     /** The whole document. */
     static String render(List<Row> rows, List<String> commands, String commit, ZonedDateTime when, Machine machine) {
         StringBuilder md = new StringBuilder();
@@ -274,16 +381,17 @@ public final class BenchReport {
                 + " hand; rerun it. -->\n\n");
         md.append(
                 """
-                JMH benchmarks live in `lock-bench` (not deployed; JMH runs only from its jar). Each trial starts its
-                own `redis-server` processes on loopback, and ends by reading `INFO commandstats` from every server it
-                used, dividing by the operations it counted, and failing the run if the commands per operation are
-                not the ones its name says (Redis counts the commands a script calls, so the mix is a fingerprint of
-                the scripts run); a Lockstep trial also fails unless every server ran its floor's exact scripts
-                (`SCRIPT EXISTS`). The mix each trial was seen to run is printed beside its figure.
+                JMH benchmarks live in `lock-bench` (not deployed; JMH runs only from its jar). Every trial starts
+                its own servers on loopback (redis-server, etcd, ZooKeeper in a child JVM, PostgreSQL), and ends by
+                reading what its server was asked (Redis `INFO commandstats`, etcd's gRPC message counters from
+                `/metrics`, ZooKeeper's `zk_packets_received`, PostgreSQL's `pg_stat_database` / table counters),
+                dividing by the operations it counted, and failing the run if that is not what its name says. What
+                each trial's server saw per operation is printed beside its figure; a row without it is refused.
 
-                **Floors** are raw Jedis doing exactly the round trips a Lockstep provider does: the same Lua scripts
-                (copied byte for byte), on the same number of nodes, fanned out the same way, and nothing else.
-                A provider's throughput is given as a fraction of its floor's in the same run.
+                **Floors** are the raw client doing exactly the round trips a Lockstep provider does (the same Lua
+                scripts, etcd transactions, ZooKeeper requests or SQL) and nothing else. A provider's throughput is
+                given as a fraction of its floor's in the same run; peer libraries (Redisson, Curator, jetcd's `Lock`
+                client, ShedLock) run in the same run against the same kind of server.
 
                 """);
         md.append("## Reproduce\n\n```sh\n");
@@ -295,9 +403,14 @@ public final class BenchReport {
         md.append("```\n\n");
         md.append("`scripts/bench` builds `lock-bench/target/benchmarks.jar`, runs the JMH commands above (under `flock"
                 + " -o /tmp/lockstep-cpu.lock`, so no build shares the cores), and regenerates this file from their"
-                + " `-rf json` output. One run takes about 5 minutes.\n\n");
+                + " `-rf json` output. Each section below names the command its figures come from.\n\n");
         md.append("## Machine and versions\n\n");
-        String redis = rows.stream().map(Row::redisVersion).distinct().collect(Collectors.joining(", "));
+        String servers = rows.stream()
+                .map(Row::redisVersion)
+                .filter(v -> !v.isEmpty())
+                .map(v -> Character.isDigit(v.charAt(0)) ? "redis-server " + v : v)
+                .distinct()
+                .collect(Collectors.joining(", "));
         md.append("- Run of ")
                 .append(when.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'", Locale.ROOT)))
                 .append(", commit `")
@@ -307,15 +420,15 @@ public final class BenchReport {
                 .append(machine.cores())
                 .append(" cores (")
                 .append(machine.cpu())
-                .append("): every redis-server, the proxies and the client JVM share them. With ")
+                .append("): every server, the proxies and the client JVM share them. With ")
                 .append(machine.cores())
                 .append(" cores, a 5-node run has six busy processes on two cores: the servers' own work is"
                         + " serialized, so loopback figures for N nodes measure this machine's CPU as much as the"
                         + " fan-out.\n");
         md.append("- ")
                 .append(machine.jdk())
-                .append("; redis-server ")
-                .append(redis)
+                .append("; servers: ")
+                .append(servers)
                 .append(".\n");
         md.append("- ")
                 .append(machine.versions().entrySet().stream()
@@ -324,20 +437,26 @@ public final class BenchReport {
                 .append(".\n");
         md.append(
                 """
-                - Noise: one fork, short iterations, on a shared 2-core machine. The ± is JMH's 99.9% confidence
-                  interval over the measured iterations of this run; the same command run again moves figures by
-                  10–25%. Compare rows of one run only, and read ratios rather than absolute figures.
+                - Noise: one fork, short iterations, on a machine shared with other builds. The ± is JMH's 99.9%
+                  confidence interval over the measured iterations of this run; the same command run again moves
+                  figures by 10–25%. Compare rows of one run only, and read ratios rather than absolute figures.
 
                 """);
         Map<String, List<Row>> sections = new LinkedHashMap<>();
         for (Row row : rows) {
-            sections.computeIfAbsent(row.benchmarkClass() + " " + row.threads(), k -> new ArrayList<>())
-                    .add(row);
+            sections.computeIfAbsent(row.section(), k -> new ArrayList<>()).add(row);
         }
         for (List<Row> section : sections.values()) {
-            renderSection(md, section);
+            Row first = section.get(0);
+            if (first.benchmarkClass().equals("RenewalAtScaleBenchmark")) {
+                renderRenewal(md, section, commandFor(first, commands));
+            } else if (first.mode().equals("sample")) {
+                renderSampled(md, section, commandFor(first, commands));
+            } else {
+                renderSection(md, section, commandFor(first, commands));
+            }
         }
-        renderRatios(md, rows);
+        renderRatios(md, sections.values());
         md.append(
                 """
                 ## How Redlock's fan-out is built
@@ -356,38 +475,69 @@ public final class BenchReport {
                 never filled their list of raw connections and ran lock-redlock instead (issue 14). The floors were
                 rewritten, renamed `floor-redlock-N`, and every trial now proves from the servers' command counters
                 what it ran; the figures above replace all earlier ones.
+
+                ## Analysis kept by hand
+
+                What limits each provider against its floor, and earlier runs with their own commands, are written
+                by hand in [benchmarks-notes.md](benchmarks-notes.md); no figure of this page is typed by hand.
                 """);
         return md.toString();
     }
 
-    private static void renderSection(StringBuilder md, List<Row> section) {
-        Row first = section.get(0);
-        String title =
-                switch (first.benchmarkClass()) {
-                    case "AcquireReleaseBenchmark" -> "Uncontended acquire + release on loopback";
-                    case "NetworkLatencyBenchmark" ->
-                        "Acquire + release with every node " + first.params().getOrDefault("latencyMicros", "?")
-                                + " µs away each way";
-                    default -> first.benchmarkClass();
+    /** The command (from commands.txt) that wrote {@code row}'s JSON file, or "scripts/bench". */
+    static String commandFor(Row row, List<String> commands) {
+        if (!row.file().isEmpty()) {
+            for (String c : commands) {
+                if (c.contains("/" + row.file()) || c.endsWith(" " + row.file())) {
+                    return c;
+                }
+            }
+        }
+        return "scripts/bench";
+    }
+
+    private static String title(Row first) {
+        String what =
+                switch (first.benchmarkClass() + "." + first.method()) {
+                    case "AcquireReleaseBenchmark.acquireRelease" -> "Redis: uncontended acquire + release on loopback";
+                    case "NetworkLatencyBenchmark.acquireRelease" ->
+                        "Redis: acquire + release with every node "
+                                + first.params().getOrDefault("latencyMicros", "?") + " µs away each way";
+                    case "EtcdBenchmark.acquireRelease" -> "etcd: uncontended acquire + release";
+                    case "EtcdBenchmark.handoff" -> "etcd: handoff from a holder to a queued waiter";
+                    case "ZooKeeperBenchmark.acquireRelease" ->
+                        "ZooKeeper: uncontended acquire + release, "
+                                + (first.params().getOrDefault("names", "same").equals("fresh")
+                                        ? "a new lock name each time"
+                                        : "the same lock name each time");
+                    case "ZooKeeperBenchmark.handoff" -> "ZooKeeper: handoff from a holder to a queued waiter";
+                    case "JdbcBenchmark.acquireRelease" -> "PostgreSQL: uncontended acquire + release";
+                    case "JdbcBenchmark.handoff" -> "PostgreSQL: handoff from a holder to a waiter";
+                    default -> first.benchmarkClass() + "." + first.method();
                 };
-        md.append("## ")
-                .append(title)
-                .append(", ")
-                .append(first.threads())
-                .append(first.threads() == 1 ? " thread" : " threads")
-                .append("\n\n");
+        return what + ", " + first.threads() + (first.threads() == 1 ? " thread" : " threads");
+    }
+
+    private static void heading(StringBuilder md, Row first, String command) {
+        md.append("## ").append(title(first)).append("\n\n");
+        md.append("Command: `").append(command).append("`\n\n");
+    }
+
+    private static void renderSection(StringBuilder md, List<Row> section, String command) {
+        Row first = section.get(0);
+        heading(md, first, command);
         md.append("`")
                 .append(first.benchmarkClass())
                 .append("`, ")
                 .append(first.threads() == 1 ? "one thread" : first.threads() + " threads, each on a lock of its own")
-                .append(": one `tryAcquire` of a free lock and its `release`, average time per operation.");
+                .append(": one acquire of a free lock and its release, average time per operation.");
         if (first.benchmarkClass().equals("NetworkLatencyBenchmark")) {
             md.append(" Every node is reached through lock-tck's in-JVM `TcpProxy`, which delays each direction;"
                     + " the proxy's own timer makes a hop cost more than the delay set, the same for every row.");
         }
         md.append("\n\n");
-        md.append("| contender | what it is | µs/op | ops/s | throughput vs floor | commands per operation, seen by"
-                + " the servers |\n");
+        md.append("| contender | what it is | µs/op | ops/s | throughput vs floor | what the server saw per"
+                + " operation |\n");
         md.append("|---|---|---|---|---|---|\n");
         Map<String, Row> byBackend = new LinkedHashMap<>();
         section.forEach(r -> byBackend.put(r.backend(), r));
@@ -403,12 +553,106 @@ public final class BenchReport {
                     .append(" | ")
                     .append(String.format(Locale.ROOT, "%,.0f", row.opsPerSecond()))
                     .append(" | ")
-                    .append(floorRow == null ? "" : throughputRatio(row, floorRow) + " of `" + floor + "`")
+                    .append(
+                            floorRow == null || floorRow == row
+                                    ? ""
+                                    : throughputRatio(row, floorRow) + " of `" + floor + "`")
                     .append(" | ")
                     .append(row.mix())
                     .append(" |\n");
         }
         md.append('\n');
+    }
+
+    /** A {@code SampleTime} section: percentiles of each sampled operation (a handoff). */
+    private static void renderSampled(StringBuilder md, List<Row> section, String command) {
+        Row first = section.get(0);
+        heading(md, first, command);
+        md.append("`")
+                .append(first.benchmarkClass())
+                .append(".")
+                .append(first.method())
+                .append("`: every operation is timed (JMH `SampleTime`); the time from the holder's release until"
+                        + " the waiter, already queued on another client, holds the lock.\n\n");
+        md.append("| contender | what it is | p50 µs | p99 µs | p99.9 µs | mean µs | rounds | what the server saw"
+                + " per round |\n");
+        md.append("|---|---|---|---|---|---|---|---|\n");
+        for (Row row : section) {
+            md.append("| `")
+                    .append(row.backend())
+                    .append("` | ")
+                    .append(WHAT.getOrDefault(row.backend(), ""))
+                    .append(" | ")
+                    .append(oneDecimal(row.percentileMicros("50.0")))
+                    .append(" | ")
+                    .append(oneDecimal(row.percentileMicros("99.0")))
+                    .append(" | ")
+                    .append(oneDecimal(row.percentileMicros("99.9")))
+                    .append(" | ")
+                    .append(micros(row))
+                    .append(" | ")
+                    .append(row.operations() == 0 ? "" : String.format(Locale.ROOT, "%,d", row.operations()))
+                    .append(" | ")
+                    .append(row.mix())
+                    .append(" |\n");
+        }
+        md.append('\n');
+    }
+
+    /** The renewal-at-scale harness: what the server and the client JVM showed while the leases were held. */
+    private static void renderRenewal(StringBuilder md, List<Row> section, String command) {
+        Row first = section.get(0);
+        md.append("## Redis: ")
+                .append(whole(Double.parseDouble(first.params().getOrDefault("leases", "NaN"))))
+                .append(" auto-renewed leases held for ")
+                .append(first.params().getOrDefault("holdSeconds", "?"))
+                .append(" s (lease ")
+                .append(first.params().getOrDefault("leaseSeconds", "?"))
+                .append(" s)\n\n");
+        md.append("Command: `").append(command).append("`\n\n");
+        md.append(
+                """
+                `RenewalAtScaleBenchmark` (JMH `SingleShotTime`, one shot per trial): the leases are taken, then held
+                while the library renews them on its own; over the hold the harness reads the server's
+                `INFO commandstats` (round trips that reached it), the client process's CPU time
+                (`OperatingSystemMXBean.getProcessCpuTime`), the heap used after a GC, and the JVM's live threads.
+                The trial fails if a lease was lost or the server saw no renewal.
+
+                """);
+        md.append("| contender | what it is | script calls/s at the server | all commands/s at the server | renewals/s"
+                + " | client CPU ms/s | heap MB | live threads (peak) | renewal threads (peak) |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|\n");
+        for (Row row : section) {
+            Map<String, Double> m = row.seen();
+            md.append("| `")
+                    .append(row.backend())
+                    .append("` | ")
+                    .append(WHAT.getOrDefault(row.backend(), ""))
+                    .append(" | ")
+                    .append(oneDecimal(m.getOrDefault("script calls/s", Double.NaN)))
+                    .append(" | ")
+                    .append(whole(m.getOrDefault("commands/s", Double.NaN)))
+                    .append(" | ")
+                    .append(oneDecimal(m.getOrDefault("renewals/s", Double.NaN)))
+                    .append(" | ")
+                    .append(oneDecimal(m.getOrDefault("client CPU ms/s", Double.NaN)))
+                    .append(" | ")
+                    .append(oneDecimal(m.getOrDefault("heap MB", Double.NaN)))
+                    .append(" | ")
+                    .append(whole(m.getOrDefault("threads peak", Double.NaN)))
+                    .append(" | ")
+                    .append(whole(m.getOrDefault("renewal threads peak", Double.NaN)))
+                    .append(" |\n");
+        }
+        md.append('\n');
+    }
+
+    private static String whole(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%,.0f", value);
+    }
+
+    private static String oneDecimal(double value) {
+        return Double.isNaN(value) ? "" : String.format(Locale.ROOT, "%,.1f", value);
     }
 
     static String micros(Row row) {
@@ -432,19 +676,35 @@ public final class BenchReport {
         return out + String.format(Locale.ROOT, " (%.2f–%.2f)", Math.max(0, low), high);
     }
 
-    /** Ratios of times between rows of one section, where both rows ran. */
-    private static void renderRatios(StringBuilder md, List<Row> rows) {
+    /** Ratios between rows of one section, where both rows ran: Redlock's fan-out, and every peer against Lockstep. */
+    private static void renderRatios(StringBuilder md, java.util.Collection<List<Row>> sections) {
         List<String> lines = new ArrayList<>();
-        Map<String, List<Row>> sections = new LinkedHashMap<>();
-        for (Row row : rows) {
-            sections.computeIfAbsent(row.benchmarkClass() + " " + row.threads(), k -> new ArrayList<>())
-                    .add(row);
-        }
-        for (List<Row> section : sections.values()) {
+        for (List<Row> section : sections) {
+            Row first = section.get(0);
+            if (first.benchmarkClass().equals("RenewalAtScaleBenchmark")) {
+                continue;
+            }
             Map<String, Row> by = new LinkedHashMap<>();
             section.forEach(r -> by.put(r.backend(), r));
-            String where = section.get(0).benchmarkClass() + ", "
-                    + section.get(0).threads() + " thread" + (section.get(0).threads() == 1 ? "" : "s");
+            String where = title(first);
+            if (first.mode().equals("sample")) {
+                for (Map.Entry<String, String> peer : PEER_OF.entrySet()) {
+                    Row p = by.get(peer.getKey());
+                    Row ours = by.get(peer.getValue());
+                    if (p != null && ours != null) {
+                        lines.add(String.format(
+                                Locale.ROOT,
+                                "%s: handoff p50 of `%s` / `%s` = **%.2f×**, p99 %.2f× (%s)",
+                                peer.getKey() + " against Lockstep",
+                                peer.getKey(),
+                                peer.getValue(),
+                                p.percentileMicros("50.0") / ours.percentileMicros("50.0"),
+                                p.percentileMicros("99.0") / ours.percentileMicros("99.0"),
+                                where));
+                    }
+                }
+                continue;
+            }
             timeRatio(by, "redlock-5", "redis", "Redlock over 5 nodes against one Redis (target: within 1.3×)", where)
                     .ifPresent(lines::add);
             timeRatio(by, "redlock-5", "redlock-1", "Redlock over 5 nodes against over 1", where)
@@ -463,15 +723,27 @@ public final class BenchReport {
                                     + " the unfenced hand-written lock",
                             where)
                     .ifPresent(lines::add);
-            for (String peer : List.of("redisson-rlock", "redisson-fenced", "shedlock-jedis")) {
-                timeRatio(by, peer, "redis", peer + " against lock-redis", where)
-                        .ifPresent(lines::add);
+            for (Map.Entry<String, String> peer : PEER_OF.entrySet()) {
+                Row p = by.get(peer.getKey());
+                Row ours = by.get(peer.getValue());
+                if (p != null && ours != null) {
+                    lines.add(String.format(
+                            Locale.ROOT,
+                            "Lockstep's throughput against %s: `%s` / `%s` = **%s** (%s)",
+                            peer.getKey(),
+                            peer.getValue(),
+                            peer.getKey(),
+                            throughputRatio(ours, p),
+                            where));
+                }
             }
         }
         if (lines.isEmpty()) {
             return;
         }
-        md.append("## Ratios of time per operation in this run\n\n");
+        md.append("## Ratios in this run\n\n");
+        md.append("Throughput ratios are time ratios inverted; the range in brackets comes from both rows' error"
+                + " bars.\n\n");
         lines.forEach(l -> md.append("- ").append(l).append('\n'));
         md.append('\n');
     }

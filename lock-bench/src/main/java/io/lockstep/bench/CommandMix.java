@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
+import org.openjdk.jmh.infra.BenchmarkParams;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 
@@ -228,6 +229,35 @@ final class CommandMix {
         } catch (IOException e) {
             throw new UncheckedIOException("could not append the command mix to " + target, e);
         }
+    }
+
+    /**
+     * Records what a non-Redis server saw per operation (etcd's gRPC messages, ZooKeeper's packets,
+     * PostgreSQL's counters) for the report, in the same form as a Redis trial's mix.
+     *
+     * @param params the trial's JMH parameters (benchmark, params, threads)
+     * @param operations the operations the trial counted
+     * @param server what served them and its version, for example {@code "etcd 3.5.16"}
+     * @param perOperation what the server saw per operation, already checked by the caller
+     */
+    static void recordSeen(BenchmarkParams params, long operations, String server, Map<String, Double> perOperation) {
+        Map<String, String> paramMap = new LinkedHashMap<>();
+        for (String key : params.getParamsKeys()) {
+            paramMap.put(key, params.getParam(key));
+        }
+        Map<String, Double> seen = new TreeMap<>(perOperation);
+        String line = seen.entrySet().stream()
+                .filter(e -> e.getValue() >= NOISE)
+                .map(e -> e.getKey() + " " + format(e.getValue()))
+                .collect(Collectors.joining(", "));
+        record(new MixRecord(
+                params.getBenchmark(),
+                paramMap,
+                params.getThreads(),
+                operations,
+                server,
+                List.of(seen),
+                line.isEmpty() ? "nothing" : line));
     }
 
     /**

@@ -16,11 +16,15 @@ import io.lockstep.Locks;
 import io.lockstep.tck.servers.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -35,6 +39,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * lock-etcd against the raw jetcd floor and against jetcd's own {@code Lock} client, on an etcd member
@@ -47,20 +52,20 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@code Lock.lock(name, lease)} and {@code unlock(key)} (etcd's lock service).
  *   <li>{@code handoff}: a second client already queued behind the holder; the time from the holder's
  *       release until the waiter holds the lock (release round trip, the watch notification, the
- *       waiter's acquire round trip).
+ *       waiter's acquire round trip), for lock-etcd ({@code etcd}) and jetcd's {@code Lock} client.
  * </ul>
+ *
+ * <p>With {@code -t 8} every thread takes a lock of its own ({@link Caller}). Every trial reads etcd's
+ * gRPC message counters ({@link EtcdCounters}) before and after and divides by the operations it counted;
+ * an {@code acquireRelease} trial fails unless that is two {@code Txn} per operation ({@code jetcd-floor},
+ * {@code etcd}) or one {@code Lock} and one {@code Unlock} ({@code jetcd-lock}).
  *
  * <p>Each etcd write waits for an fsync: compare within one run only.
  */
-@State(Scope.Benchmark)
 @Fork(1)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
 public class EtcdBenchmark {
-
-    /** What {@code acquireRelease} measures. */
-    @Param({"jetcd-floor", "etcd", "jetcd-lock"})
-    public String backend = "etcd";
 
     private static final GetOption FIRST = GetOption.builder()
             .isPrefix(true)
@@ -69,57 +74,104 @@ public class EtcdBenchmark {
             .withLimit(1)
             .build();
 
-    private final LeaseOptions options = LeaseOptions.of(Duration.ofSeconds(30));
-    private @Nullable EtcdServer etcd;
-    private @Nullable Client raw;
-    private @Nullable LockProvider locks;
-    private long sessionLease;
-    private final ByteSequence prefix = bytes("floor/bench/");
-    private final ByteSequence name = bytes("jetcd-lock-bench");
-    private final String lockName = "bench-" + UUID.randomUUID();
-
-    /** Starts etcd and the clients. */
-    @Setup(Level.Trial)
-    public void start() throws Exception {
-        etcd = EtcdServer.start();
-        raw = Client.builder().endpoints(etcd.endpoint()).build();
-        sessionLease = raw.getLeaseClient().grant(60).get().getID();
-        raw.getLeaseClient().keepAlive(sessionLease, new io.grpc.stub.StreamObserver<>() {
-            @Override
-            public void onNext(io.etcd.jetcd.lease.LeaseKeepAliveResponse value) {}
-
-            @Override
-            public void onError(Throwable t) {}
-
-            @Override
-            public void onCompleted() {}
-        });
-        locks = Locks.open(etcd.uri());
+    /** What each contender must be seen to send per acquire + release: gRPC messages per method. */
+    static Map<String, Double> expected(String backend) {
+        return switch (backend) {
+            case "jetcd-floor", "etcd" -> Map.of("Txn", 2.0);
+            case "jetcd-lock" -> Map.of("Lock", 1.0, "Unlock", 1.0);
+            default -> throw new IllegalArgumentException("backend " + backend);
+        };
     }
 
-    /** Stops everything. */
-    @TearDown(Level.Trial)
-    public void stop() {
-        if (locks != null) {
-            locks.close();
+    /** One etcd member and the contender under test; every benchmark thread takes a lock of its own. */
+    @State(Scope.Benchmark)
+    public static class Uncontended {
+        /** What {@code acquireRelease} measures. */
+        @Param({"jetcd-floor", "etcd", "jetcd-lock"})
+        public String backend = "etcd";
+
+        private final LeaseOptions options = LeaseOptions.of(Duration.ofSeconds(30));
+        private final LongAdder operations = new LongAdder();
+        private @Nullable EtcdServer etcd;
+        private @Nullable Client raw;
+        private @Nullable LockProvider locks;
+        private long sessionLease;
+        private Map<String, Long> before = Map.of();
+
+        /** Starts etcd and the clients. */
+        @Setup(Level.Trial)
+        public void start() throws Exception {
+            etcd = EtcdServer.start();
+            raw = Client.builder().endpoints(etcd.endpoint()).build();
+            sessionLease = raw.getLeaseClient().grant(60).get().getID();
+            raw.getLeaseClient().keepAlive(sessionLease, new io.grpc.stub.StreamObserver<>() {
+                @Override
+                public void onNext(io.etcd.jetcd.lease.LeaseKeepAliveResponse value) {}
+
+                @Override
+                public void onError(Throwable t) {}
+
+                @Override
+                public void onCompleted() {}
+            });
+            locks = Locks.open(etcd.uri());
+            // The first operation opens the provider's session (a lease grant and its keep-alive stream).
+            Lease first = locks.tryAcquire("bench-prime", options).orElseThrow();
+            first.release();
+            before = EtcdCounters.received(etcd.endpoint());
         }
-        if (raw != null) {
-            raw.close();
-        }
-        if (etcd != null) {
-            etcd.close();
+
+        /** Checks the requests etcd saw per operation, records them for the report, stops everything. */
+        @TearDown(Level.Trial)
+        public void stop(BenchmarkParams params) {
+            try {
+                long ops = operations.sum();
+                Map<String, Double> perOp =
+                        EtcdCounters.perOperation(before, EtcdCounters.received(etcd.endpoint()), ops);
+                System.out.printf("%netcd gRPC messages per operation, %s (%d operations): %s%n", backend, ops, perOp);
+                List<String> problems = new ArrayList<>();
+                expected(backend).forEach((method, n) -> {
+                    double seen = perOp.getOrDefault(method, 0.0);
+                    if (Math.abs(seen - n) > 0.02 * n + 0.01) {
+                        problems.add(method + " " + seen + " per operation, expected " + n);
+                    }
+                });
+                perOp.forEach((method, n) -> {
+                    // The session's keep-alives are a few per trial, far below 0.01 per operation.
+                    if (!expected(backend).containsKey(method) && n >= 0.01) {
+                        problems.add(method + " " + n + " per operation, not expected at all");
+                    }
+                });
+                if (!problems.isEmpty()) {
+                    throw new IllegalStateException(
+                            "EtcdBenchmark " + backend + " is not what its name says: " + String.join("; ", problems));
+                }
+                CommandMix.recordSeen(params, ops, EtcdCounters.version(etcd.endpoint()), perOp);
+            } finally {
+                if (locks != null) {
+                    locks.close();
+                }
+                if (raw != null) {
+                    raw.close();
+                }
+                if (etcd != null) {
+                    etcd.close();
+                }
+            }
         }
     }
 
-    /** One uncontended acquire and release. */
+    /** One uncontended acquire and release, on a lock of this thread's own. */
     @Benchmark
     @BenchmarkMode(Mode.AverageTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
-    public Object acquireRelease() throws Exception {
-        switch (backend) {
+    public Object acquireRelease(Uncontended s, Caller caller) throws Exception {
+        s.operations.increment();
+        switch (s.backend) {
             case "jetcd-floor" -> {
-                ByteSequence key = bytes("floor/bench/" + UUID.randomUUID());
-                TxnResponse queued = raw.getKVClient()
+                ByteSequence prefix = bytes("floor/" + caller.name + "/");
+                ByteSequence key = bytes("floor/" + caller.name + "/" + UUID.randomUUID());
+                TxnResponse queued = s.raw.getKVClient()
                         .txn()
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                         .Then(
@@ -127,7 +179,7 @@ public class EtcdBenchmark {
                                         key,
                                         key,
                                         PutOption.builder()
-                                                .withLeaseId(sessionLease)
+                                                .withLeaseId(s.sessionLease)
                                                 .build()),
                                 Op.get(prefix, FIRST))
                         .commit()
@@ -136,7 +188,7 @@ public class EtcdBenchmark {
                 if (!queued.getGetResponses().get(0).getKvs().get(0).getKey().equals(key)) {
                     throw new IllegalStateException("the floor's lock was not free");
                 }
-                return raw.getKVClient()
+                return s.raw.getKVClient()
                         .txn()
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
                         .Then(Op.delete(key, DeleteOption.DEFAULT))
@@ -144,47 +196,80 @@ public class EtcdBenchmark {
                         .get();
             }
             case "etcd" -> {
-                Lease lease = locks.tryAcquire(lockName, options).orElseThrow();
+                Lease lease = s.locks.tryAcquire(caller.name, s.options).orElseThrow();
                 return lease.release();
             }
             case "jetcd-lock" -> {
-                ByteSequence key =
-                        raw.getLockClient().lock(name, sessionLease).get().getKey();
-                return raw.getLockClient().unlock(key).get();
+                ByteSequence key = s.raw.getLockClient()
+                        .lock(bytes("jetcd-lock/" + caller.name), s.sessionLease)
+                        .get()
+                        .getKey();
+                return s.raw.getLockClient().unlock(key).get();
             }
-            default -> throw new IllegalArgumentException("backend " + backend);
+            default -> throw new IllegalArgumentException("backend " + s.backend);
         }
     }
 
     /** The handoff's own state, so its per-invocation setup never runs around {@code acquireRelease}. */
     @State(Scope.Benchmark)
     public static class Handoff {
+        /** Whose handoff: lock-etcd's ({@code etcd}) or jetcd's {@code Lock} client's ({@code jetcd-lock}). */
+        @Param({"etcd", "jetcd-lock"})
+        public String backend = "etcd";
+
         private final LeaseOptions options = LeaseOptions.of(Duration.ofSeconds(30));
         private final String lockName = "handoff-" + UUID.randomUUID();
         private final ExecutorService waiterThread = Executors.newSingleThreadExecutor();
         private @Nullable EtcdServer etcd;
         private @Nullable Client raw;
+        private @Nullable Client rawWaiter;
         private @Nullable LockProvider holder;
         private @Nullable LockProvider waiter;
+        private long holderLease;
+        private long waiterLease;
         private @Nullable Lease held;
-        private @Nullable Future<Lease> waiting;
-        private @Nullable Lease handedOver;
+        private @Nullable ByteSequence heldKey;
+        private @Nullable Future<?> waiting;
+        private @Nullable Object handedOver;
+        private long handoffs;
+        private Map<String, Long> before = Map.of();
 
         /** Starts etcd and two clients. */
         @Setup(Level.Trial)
-        public void start() {
+        public void start() throws Exception {
             etcd = EtcdServer.start();
             raw = Client.builder().endpoints(etcd.endpoint()).build();
+            rawWaiter = Client.builder().endpoints(etcd.endpoint()).build();
+            holderLease = raw.getLeaseClient().grant(60).get().getID();
+            waiterLease = rawWaiter.getLeaseClient().grant(60).get().getID();
             holder = Locks.open(etcd.uri());
             waiter = Locks.open(etcd.uri());
+            before = EtcdCounters.received(etcd.endpoint());
         }
 
         /** Before each handoff: the holder holds and the waiter has queued behind it. */
         @Setup(Level.Invocation)
         public void queueAWaiter() throws Exception {
-            held = holder.tryAcquire(lockName, options).orElseThrow();
-            waiting = waiterThread.submit(() -> waiter.acquire(lockName, options.withWaitTime(Duration.ofSeconds(10))));
-            ByteSequence queue = bytes("lockstep/" + lockName + "/");
+            ByteSequence queue;
+            if (backend.equals("etcd")) {
+                held = holder.tryAcquire(lockName, options).orElseThrow();
+                waiting = waiterThread.submit(
+                        () -> waiter.acquire(lockName, options.withWaitTime(Duration.ofSeconds(10))));
+                queue = bytes("lockstep/" + lockName + "/");
+            } else {
+                ByteSequence name = bytes("jetcd/" + lockName);
+                heldKey = raw.getLockClient()
+                        .lock(name, holderLease)
+                        .get(10, TimeUnit.SECONDS)
+                        .getKey();
+                waiting = waiterThread.submit(() -> rawWaiter
+                        .getLockClient()
+                        .lock(name, waiterLease)
+                        .get(10, TimeUnit.SECONDS)
+                        .getKey());
+                queue = bytes("jetcd/" + lockName + "/");
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (raw.getKVClient()
                             .get(
                                     queue,
@@ -195,6 +280,9 @@ public class EtcdBenchmark {
                             .get()
                             .getCount()
                     < 2) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the waiter did not queue under " + queue);
+                }
                 Thread.onSpinWait();
             }
             // The waiter's key exists; give it the moment it needs to look up its predecessor and open
@@ -205,28 +293,44 @@ public class EtcdBenchmark {
 
         /** After each handoff: the waiter lets go. */
         @TearDown(Level.Invocation)
-        public void releaseTheWaiter() {
-            if (handedOver != null) {
-                handedOver.release();
-                handedOver = null;
+        public void releaseTheWaiter() throws Exception {
+            handoffs++;
+            if (handedOver instanceof Lease lease) {
+                lease.release();
+            } else if (handedOver instanceof ByteSequence key) {
+                rawWaiter.getLockClient().unlock(key).get(10, TimeUnit.SECONDS);
             }
+            handedOver = null;
         }
 
-        /** Stops everything. */
+        /** Records the gRPC messages etcd saw per handoff (with its set-up), then stops everything. */
         @TearDown(Level.Trial)
-        public void stop() {
-            waiterThread.shutdownNow();
-            if (holder != null) {
-                holder.close();
-            }
-            if (waiter != null) {
-                waiter.close();
-            }
-            if (raw != null) {
-                raw.close();
-            }
-            if (etcd != null) {
-                etcd.close();
+        public void stop(BenchmarkParams params) {
+            try {
+                if (handoffs > 0) {
+                    Map<String, Double> perHandoff =
+                            EtcdCounters.perOperation(before, EtcdCounters.received(etcd.endpoint()), handoffs);
+                    perHandoff.remove("Range"); // the set-up's polling for the queued waiter
+                    System.out.printf("%netcd gRPC messages per handoff, %s: %s%n", backend, perHandoff);
+                    CommandMix.recordSeen(params, handoffs, EtcdCounters.version(etcd.endpoint()), perHandoff);
+                }
+            } finally {
+                waiterThread.shutdownNow();
+                if (holder != null) {
+                    holder.close();
+                }
+                if (waiter != null) {
+                    waiter.close();
+                }
+                if (raw != null) {
+                    raw.close();
+                }
+                if (rawWaiter != null) {
+                    rawWaiter.close();
+                }
+                if (etcd != null) {
+                    etcd.close();
+                }
             }
         }
     }
@@ -236,7 +340,11 @@ public class EtcdBenchmark {
     @BenchmarkMode(Mode.SampleTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public Object handoff(Handoff h) throws Exception {
-        h.held.release();
+        if (h.backend.equals("etcd")) {
+            h.held.release();
+        } else {
+            h.raw.getLockClient().unlock(h.heldKey).get(10, TimeUnit.SECONDS);
+        }
         h.handedOver = h.waiting.get(10, TimeUnit.SECONDS);
         return h.handedOver;
     }

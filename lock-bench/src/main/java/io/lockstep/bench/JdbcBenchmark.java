@@ -41,6 +41,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -186,7 +187,7 @@ public class JdbcBenchmark {
 
         /** Stops the contender, checks the counters per operation, stops PostgreSQL. */
         @TearDown(Level.Trial)
-        public void stop() throws Exception {
+        public void stop(BenchmarkParams params) throws Exception {
             try {
                 closeClients();
                 if (pg == null || ops == 0) {
@@ -206,6 +207,7 @@ public class JdbcBenchmark {
                 check(perOp, "n_tup_upd", e.updates());
                 check(perOp, "n_tup_del", 0);
                 check(perOp, "fences", e.fences());
+                CommandMix.recordSeen(params, measured, "PostgreSQL", perOp);
             } finally {
                 if (pg != null) {
                     pg.close();

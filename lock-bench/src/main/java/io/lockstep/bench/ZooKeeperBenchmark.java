@@ -7,14 +7,16 @@ import io.lockstep.tck.servers.ZooKeeperServer;
 import io.lockstep.zookeeper.ZooKeeperLockProvider;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
@@ -39,6 +41,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * ZooKeeper locks on one real server in a child JVM (lock-tck's {@link ZooKeeperServer}, fsync on as
@@ -90,11 +93,10 @@ public class ZooKeeperBenchmark {
         private @Nullable ZooKeeperServer server;
         private @Nullable CuratorFramework curator;
         private @Nullable LockProvider provider;
-        private @Nullable InterProcessLock sameLock;
-        private long counter;
-        private long ops;
+        private final Map<String, InterProcessLock> sameLocks = new ConcurrentHashMap<>();
+        private final LongAdder ops = new LongAdder();
         private long packetsAtStart;
-        private final Set<String> floorParents = new HashSet<>();
+        private final Set<String> floorParents = ConcurrentHashMap.newKeySet();
 
         /** Starts the server and the client. */
         @Setup(Level.Trial)
@@ -102,14 +104,14 @@ public class ZooKeeperBenchmark {
             server = ZooKeeperServer.start();
             curator = curator(server);
             provider = ZooKeeperLockProvider.builder(curator).build();
-            sameLock = newCuratorLock("/curator/same");
             curator.create().creatingParentContainersIfNeeded().forPath("/floor/warm");
             packetsAtStart = packetsReceived(server);
         }
 
         /** Checks the requests per operation, then stops the client and the server. */
         @TearDown(Level.Trial)
-        public void stop() {
+        public void stop(BenchmarkParams params) {
+            long ops = this.ops.sum();
             if (server != null && ops > 0) {
                 double perOp = (packetsReceived(server) - packetsAtStart) / (double) ops;
                 System.out.printf(
@@ -123,6 +125,7 @@ public class ZooKeeperBenchmark {
                                     + " what its name says",
                             lock, names, perOp, expected));
                 }
+                CommandMix.recordSeen(params, ops, version(server), Map.of("requests", perOp));
             }
             stopAll();
         }
@@ -151,10 +154,12 @@ public class ZooKeeperBenchmark {
 
     /** Takes a free lock and releases it. */
     @Benchmark
-    public boolean acquireRelease(Uncontended s) throws Exception {
+    public boolean acquireRelease(Uncontended s, Caller caller) throws Exception {
         boolean fresh = s.names.equals("fresh");
-        String name = fresh ? "fresh-" + (s.counter++) : "same";
-        s.ops++;
+        String own = caller.name.replace('/', '-');
+        // Caller.fence is this thread's own counter here: each fresh name is used once.
+        String name = fresh ? "fresh-" + own + "-" + (caller.fence++) : "same-" + own;
+        s.ops.increment();
         if (s.lock.equals("floor")) {
             return floorAcquireRelease(s, "/floor/" + name);
         }
@@ -162,7 +167,9 @@ public class ZooKeeperBenchmark {
             Lease lease = s.provider.tryAcquire(name, LEASE).orElseThrow();
             return lease.release();
         }
-        InterProcessLock lock = fresh ? s.newCuratorLock("/curator/" + name) : s.sameLock;
+        InterProcessLock lock = fresh
+                ? s.newCuratorLock("/curator/" + name)
+                : s.sameLocks.computeIfAbsent(name, n -> s.newCuratorLock("/curator/" + n));
         if (!lock.acquire(10, TimeUnit.SECONDS)) {
             throw new IllegalStateException("lock was not free");
         }
@@ -190,6 +197,8 @@ public class ZooKeeperBenchmark {
         private @Nullable Thread waiterThread;
         private volatile boolean stop;
         private long releasedAt;
+        private long handoffs;
+        private long packetsAtStart;
 
         /** Starts the server, both clients and the waiter's thread. */
         @Setup(Level.Trial)
@@ -229,6 +238,7 @@ public class ZooKeeperBenchmark {
                     "handoff-waiter");
             waiterThread.setDaemon(true);
             waiterThread.start();
+            packetsAtStart = packetsReceived(server);
         }
 
         /** The holder takes the lock and the waiter queues behind it (not timed). */
@@ -264,12 +274,22 @@ public class ZooKeeperBenchmark {
         /** The waiter gives the lock back (not timed). */
         @TearDown(Level.Invocation)
         public void giveBack() throws InterruptedException {
+            handoffs++;
             released.put(true);
         }
 
         /** Stops the waiter, the clients and the server. */
         @TearDown(Level.Trial)
-        public void stop() throws InterruptedException {
+        public void stop(BenchmarkParams params) throws InterruptedException {
+            if (handoffs > 0) {
+                double perRound = (packetsReceived(server) - packetsAtStart) / (double) handoffs;
+                // Not checked: a round's count includes the set-up's polling for the queued waiter.
+                CommandMix.recordSeen(
+                        params,
+                        handoffs,
+                        version(server),
+                        Map.of("requests per round, set-up polling included", perRound));
+            }
             stop = true;
             if (waiterThread != null) {
                 waiterThread.join(5_000);
@@ -345,6 +365,17 @@ public class ZooKeeperBenchmark {
             return true;
         }
         throw new IllegalStateException("could not create a node under " + parent);
+    }
+
+    /** {@code "ZooKeeper 3.9.x"}, from the server's {@code mntr}. */
+    static String version(ZooKeeperServer server) {
+        for (String line : ZooKeeperServer.fourLetterWord(server.port(), "mntr").split("\n")) {
+            String[] kv = line.trim().split("\\s+");
+            if (kv.length >= 2 && kv[0].equals("zk_version")) {
+                return "ZooKeeper " + kv[1].split("[-,]")[0];
+            }
+        }
+        return "ZooKeeper (version unknown)";
     }
 
     /** The server's {@code zk_packets_received} from {@code mntr}. */

@@ -70,4 +70,66 @@ class BenchReportTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("no checked command mix");
     }
+
+    @Test
+    @DisplayName("every benchmark class is rendered from JSON: floor and peer ratios, handoff percentiles, the command")
+    void rendersEtcdSectionsWithPeersPercentilesAndTheirCommand() throws IOException {
+        String uncontended = "io.lockstep.bench.EtcdBenchmark.acquireRelease";
+        String handoff = "io.lockstep.bench.EtcdBenchmark.handoff";
+        Files.writeString(
+                dir.resolve("10-etcd.json"),
+                "[" + avgt(uncontended, "jetcd-floor", 1000.0) + "," + avgt(uncontended, "etcd", 1250.0) + ","
+                        + avgt(uncontended, "jetcd-lock", 2500.0) + "]");
+        Files.writeString(
+                dir.resolve("12-etcd-handoff.json"),
+                "[" + sample(handoff, "etcd", 900.0) + "," + sample(handoff, "jetcd-lock", 1800.0) + "]");
+        StringBuilder mixes = new StringBuilder();
+        for (String backend : List.of("jetcd-floor", "etcd", "jetcd-lock")) {
+            mixes.append(seen(
+                            uncontended, backend, backend.equals("jetcd-lock") ? "Lock 1.00, Unlock 1.00" : "Txn 2.00"))
+                    .append('\n');
+        }
+        mixes.append(seen(handoff, "etcd", "Txn 4.00")).append('\n');
+        Files.writeString(dir.resolve("mix.jsonl"), mixes.toString());
+        String command = "java -jar benchmarks.jar EtcdBenchmark.acquireRelease -rf json -rff out/10-etcd.json";
+
+        String md = BenchReport.render(
+                BenchReport.load(dir),
+                List.of(command, "java -jar benchmarks.jar EtcdBenchmark.handoff -rff out/12-etcd-handoff.json"),
+                "abc1234",
+                ZonedDateTime.of(2026, 11, 22, 8, 0, 0, 0, ZoneOffset.UTC),
+                new BenchReport.Machine(2, "Test CPU", "OpenJDK 17", Map.of("Lockstep", "0.1.0")));
+
+        assertThat(md)
+                .contains("## etcd: uncontended acquire + release, 1 thread\n\nCommand: `" + command + "`")
+                .contains(
+                        "| `etcd` | lock-etcd | 1250.0 ± 10.0 | 800 | 0.80× (0.79–0.81) of `jetcd-floor` | Txn 2.00 |")
+                .contains("`etcd` / `jetcd-lock` = **2.00× (1.98–2.02)**")
+                .contains("## etcd: handoff from a holder to a queued waiter, 1 thread")
+                .contains("| 900.0 | 1,800.0 |")
+                .contains("handoff p50 of `jetcd-lock` / `etcd` = **2.00×**")
+                .contains("not counted by this trial")
+                .contains("servers: etcd 3.5.16");
+    }
+
+    private static String avgt(String benchmark, String backend, double score) {
+        return """
+                {"benchmark": "%s", "mode": "avgt", "threads": 1, "forks": 1, "params": {"backend": "%s"},
+                 "primaryMetric": {"score": %s, "scoreError": 10.0, "scoreUnit": "us/op"}}"""
+                .formatted(benchmark, backend, score);
+    }
+
+    private static String sample(String benchmark, String backend, double p50) {
+        return """
+                {"benchmark": "%s", "mode": "sample", "threads": 1, "forks": 1, "params": {"backend": "%s"},
+                 "primaryMetric": {"score": %s, "scoreError": 10.0, "scoreUnit": "us/op",
+                  "scorePercentiles": {"50.0": %s, "99.0": %s, "99.9": %s}}}"""
+                .formatted(benchmark, backend, p50, p50, 2 * p50, 3 * p50);
+    }
+
+    private static String seen(String benchmark, String backend, String line) {
+        return "{\"benchmark\":\"" + benchmark + "\",\"params\":{\"backend\":\"" + backend + "\"},\"threads\":1,"
+                + "\"operations\":1000,\"redisVersion\":\"etcd 3.5.16\",\"perServer\":[{\"Txn\":2.0}],\"mix\":\""
+                + line + "\"}";
+    }
 }
