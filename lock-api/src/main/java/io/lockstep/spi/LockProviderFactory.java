@@ -2,6 +2,7 @@ package io.lockstep.spi;
 
 import io.lockstep.LockConfig;
 import io.lockstep.LockProvider;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -15,6 +16,17 @@ public interface LockProviderFactory {
 
     /** The URI schemes served, in lower case (for example {@code redis} and {@code rediss}). */
     Set<String> schemes();
+
+    /**
+     * What providers built by this factory claim, per kind of URI (scheme or mode), known without
+     * connecting to anything: what {@code lockctl backends} lists. Each kind must equal what {@link
+     * LockProvider#info()} reports for a provider built from such a URI. The default, an empty list,
+     * says the factory cannot tell before it connects, so factories written before this method keep
+     * working.
+     */
+    default List<ProviderKind> kinds() {
+        return List.of();
+    }
 
     /**
      * Builds a live provider; the caller owns and closes it. It may connect eagerly (and throw {@link

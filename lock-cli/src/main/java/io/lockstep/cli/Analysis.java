@@ -111,7 +111,7 @@ final class Analysis {
                 Double recovery = null;
                 long[] w = findWindow(faultWindows, f, start);
                 if (w != null) {
-                    long from = w[2] == FaultKind.HOLDER_PAUSE.ordinal() ? w[0] : w[1];
+                    long from = w[2] == 1 ? w[0] : w[1];
                     for (Event e : events) {
                         if (e.nanoTime() > from && e.op() == Op.ACQUIRE && BackendRun.isWorker(e)) {
                             recovery = (e.nanoTime() - from) / 1e6;
@@ -119,7 +119,7 @@ final class Analysis {
                         }
                     }
                 }
-                faults.add(new FaultResult(f.kind(), f.startMs(), f.endMs(), recovery, f.note()));
+                faults.add(new FaultResult(f.kind(), f.label(), f.startMs(), f.endMs(), recovery, f.note()));
             }
         }
 

@@ -11,8 +11,14 @@ import java.util.Objects;
  * @param tier the tier the backend claims (shown before it runs)
  * @param starter starts a local instance on loopback
  * @param install the command that installs what the starter needs
+ * @param inDefaultRun whether {@code compare} without {@code --backend} runs it (costly setups are opt-in)
  */
-public record BackendDescriptor(String name, String tier, LocalStarter starter, String install) {
+public record BackendDescriptor(String name, String tier, LocalStarter starter, String install, boolean inDefaultRun) {
+
+    /** A backend of the default run. */
+    public BackendDescriptor(String name, String tier, LocalStarter starter, String install) {
+        this(name, tier, starter, install, true);
+    }
 
     /** Checks the fields. */
     public BackendDescriptor {
@@ -33,8 +39,17 @@ public record BackendDescriptor(String name, String tier, LocalStarter starter, 
         LocalBackend start();
     }
 
-    /** The backends on main, in the order {@code compare} runs them. */
+    /** The backends on main, in the order {@code compare} runs them; etcd and ZooKeeper single servers. */
     public static List<BackendDescriptor> all() {
+        return all(false);
+    }
+
+    /**
+     * The backends on main, in the order {@code compare} runs them; with {@code clustered}, etcd and ZooKeeper
+     * run as 3-node clusters whose server faults hit the leader. The Redis Sentinel row (five Redis processes,
+     * about 5 s to set up, plus the failover) is not in the default run: {@code --backend redis-sentinel}.
+     */
+    public static List<BackendDescriptor> all(boolean clustered) {
         return List.of(
                 new BackendDescriptor(
                         "redis", "BEST_EFFORT", LocalBackend::redis, io.lockstep.tck.servers.RedisServer.INSTALL),
@@ -44,12 +59,21 @@ public record BackendDescriptor(String name, String tier, LocalStarter starter, 
                         () -> LocalBackend.redlock(3),
                         io.lockstep.tck.servers.RedisServer.INSTALL),
                 new BackendDescriptor(
-                        "etcd", "CONSENSUS", LocalBackend::etcd, io.lockstep.tck.servers.EtcdServer.INSTALL),
+                        "redis-sentinel",
+                        "BEST_EFFORT",
+                        LocalBackend::redisSentinel,
+                        io.lockstep.tck.servers.RedisServer.INSTALL,
+                        false),
                 new BackendDescriptor(
-                        "zookeeper",
+                        clustered ? "etcd-3" : "etcd",
                         "CONSENSUS",
-                        LocalBackend::zookeeper,
-                        "nothing to install: the server runs in a child JVM from lockctl's class path"),
+                        clustered ? LocalBackend::etcdCluster : LocalBackend::etcd,
+                        io.lockstep.tck.servers.EtcdServer.INSTALL),
+                new BackendDescriptor(
+                        clustered ? "zookeeper-3" : "zookeeper",
+                        "CONSENSUS",
+                        clustered ? LocalBackend::zookeeperEnsemble : LocalBackend::zookeeper,
+                        "nothing to install: the servers run in child JVMs from lockctl's class path"),
                 new BackendDescriptor(
                         "jdbc",
                         "TRANSACTIONAL",

@@ -21,6 +21,7 @@ import io.lockstep.tck.history.Event.Type;
 import io.lockstep.tck.history.FencedRegister;
 import io.lockstep.tck.history.History;
 import io.lockstep.tck.history.HistoryChecker;
+import io.lockstep.tck.servers.LocalServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -254,6 +255,7 @@ final class BackendRun {
                 count("fault " + entry.kind() + " could not run");
                 faultsDone.add(new FaultResult(
                         entry.kind().label,
+                        local == null ? entry.kind().label : local.label(entry.kind()),
                         ms(System.nanoTime() - start),
                         ms(System.nanoTime() - start),
                         null,
@@ -264,7 +266,9 @@ final class BackendRun {
 
     private void inject(FaultSchedule.Entry entry, long start, ProxiedUri proxied) {
         long length = entry.length().toMillis();
+        String label = local == null ? entry.kind().label : local.label(entry.kind());
         String note = "";
+        boolean recoveryFromStart = false;
         long from;
         long to;
         switch (entry.kind()) {
@@ -274,22 +278,44 @@ final class BackendRun {
                 sleepMillis(length);
                 proxied.heal();
                 to = System.nanoTime();
+                if (local != null && local.failsOver()) {
+                    note = "only the sentinel connections go through the proxy: clients reach the primary at the"
+                            + " address the sentinels announce, so this partition did not cut the data path";
+                }
             }
             case SERVER_PAUSE -> {
+                LocalServer target = local().faultTarget();
                 from = System.nanoTime();
-                local().faultTarget().pause();
+                target.pause();
                 sleepMillis(length);
-                local().faultTarget().resume();
+                target.resume();
                 to = System.nanoTime();
+                recoveryFromStart = !local().role().equals("server");
+                note = local().role().equals("server") ? "" : "froze the " + local().role() + " " + where(target);
             }
             case SERVER_KILL -> {
+                LocalServer target = local().faultTarget();
                 from = System.nanoTime();
-                local().faultTarget().kill();
-                sleepMillis(length);
-                local().faultTarget().restart();
+                target.kill();
+                if (local().failsOver()) {
+                    LocalServer promoted = local().awaitFailover(target);
+                    long promotedAfter = System.nanoTime() - from;
+                    sleepMillis(Math.max(0, length - TimeUnit.NANOSECONDS.toMillis(promotedAfter)));
+                    target.restart();
+                    note = "killed the primary " + where(target) + "; the sentinels promoted " + where(promoted)
+                            + " after " + Durations.ms(promotedAfter / 1e6) + " ms; the old primary restarted";
+                } else {
+                    sleepMillis(length);
+                    target.restart();
+                    if (!local().role().equals("server")) {
+                        note = "killed the " + local().role() + " " + where(target) + " and restarted it";
+                    }
+                }
                 to = System.nanoTime();
+                recoveryFromStart = !local().role().equals("server");
             }
             case HOLDER_PAUSE -> {
+                recoveryFromStart = true;
                 try (ChildJvmHolder child = ChildJvmHolder.builder(directUri, lock)
                         .client(PAUSED_HOLDER)
                         .leaseTime(settings.leaseTime())
@@ -316,9 +342,13 @@ final class BackendRun {
             }
             default -> throw new IllegalStateException("unknown fault " + entry.kind());
         }
-        faultWindows.add(new long[] {from, to, entry.kind().ordinal()});
-        lastFaultEnd = entry.kind() == FaultKind.HOLDER_PAUSE ? from : to;
-        faultsDone.add(new FaultResult(entry.kind().label, ms(from - start), ms(to - start), null, note));
+        faultWindows.add(new long[] {from, to, recoveryFromStart ? 1 : 0});
+        lastFaultEnd = recoveryFromStart ? from : to;
+        faultsDone.add(new FaultResult(entry.kind().label, label, ms(from - start), ms(to - start), null, note));
+    }
+
+    private static String where(LocalServer server) {
+        return server.host() + ":" + server.port();
     }
 
     private LocalBackend local() {

@@ -1,19 +1,31 @@
 package io.lockstep.cli;
 
+import io.lockstep.Capability;
 import io.lockstep.spi.LockProviderFactory;
+import io.lockstep.spi.ProviderKind;
 import java.io.PrintWriter;
-import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Spec;
 
-/** {@code lockctl backends}: the providers on the class path, their schemes, and what compare starts locally. */
+/**
+ * {@code lockctl backends}: the providers on the class path, their schemes, the tier and capabilities each
+ * kind of URI claims (from {@link LockProviderFactory#kinds()}, without connecting), and what compare starts
+ * locally.
+ */
 @Command(
         name = "backends",
         mixinStandardHelpOptions = true,
-        description = "Lists the lock providers on the class path (URI schemes) and the backends compare can start.")
+        description = {
+            "Lists the lock providers on the class path (URI schemes), the tier and capabilities each kind of URI",
+            "claims (declared by the provider; nothing is connected), and the backends compare can start."
+        })
 final class BackendsCommand implements Callable<Integer> {
 
     @Spec
@@ -22,24 +34,43 @@ final class BackendsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        List<String> lines = new ArrayList<>();
-        for (LockProviderFactory f : ServiceLoader.load(LockProviderFactory.class)) {
-            lines.add(String.format(
-                    "  %-12s schemes %-24s %s",
+        List<LockProviderFactory> factories = StreamSupport.stream(
+                        ServiceLoader.load(LockProviderFactory.class).spliterator(), false)
+                .sorted(Comparator.comparing(LockProviderFactory::name))
+                .toList();
+        out.println("Providers on the class path (Locks.open finds them by URI scheme), and what each kind claims:");
+        for (LockProviderFactory f : factories) {
+            out.printf(
+                    "  %-12s schemes %-24s %s%n",
                     f.name(),
-                    String.join(",", new java.util.TreeSet<>(f.schemes())),
-                    f.getClass().getName()));
+                    String.join(",", new TreeSet<>(f.schemes())),
+                    f.getClass().getName());
+            List<ProviderKind> kinds = f.kinds();
+            if (kinds.isEmpty()) {
+                out.println(
+                        "      (declares no tier or capabilities before connecting: lockctl tck --uri URI checks them)");
+            }
+            for (ProviderKind k : kinds) {
+                out.println("      " + line(k));
+            }
         }
-        lines.sort(null);
-        out.println("Providers on the class path (Locks.open finds them by URI scheme):");
-        lines.forEach(out::println);
         out.println();
-        out.println("Backends compare starts locally (tier as documented; the kit checks each provider's claims):");
+        out.println("Backends compare starts locally (--clustered: etcd and ZooKeeper as 3-node clusters):");
         for (BackendDescriptor d : BackendDescriptor.all()) {
-            out.printf("  %-12s %-14s needs: %s%n", d.name(), d.tier(), d.install());
+            out.printf("  %-15s %-14s needs: %s%n", d.name(), d.tier(), d.install());
         }
         out.println();
-        out.println("Capabilities and tiers as each provider reports them: lockctl inspect or lockctl tck --uri URI.");
+        out.println(
+                "Claims are checked, not trusted: lockctl tck --uri URI runs the kit's tests of the tier and of every"
+                        + " claimed capability.");
         return LockCtl.OK;
+    }
+
+    /** {@code kind <label> | <tier> | <capabilities> | <uri form>}: one line a person or a test can read. */
+    static String line(ProviderKind k) {
+        String caps =
+                k.info().capabilities().stream().sorted().map(Capability::name).collect(Collectors.joining(","));
+        return "kind " + k.label() + " | " + k.info().tier() + " | " + (caps.isEmpty() ? "-" : caps) + " | "
+                + k.uriForm();
     }
 }

@@ -50,8 +50,14 @@ final class CompareCommand implements Callable<Integer> {
             names = "--backend",
             paramLabel = "NAME",
             split = ",",
-            description = "local backends to run (default: all of redis, redlock, etcd, zookeeper, jdbc)")
+            description = "local backends to run (default: redis, redlock, etcd, zookeeper, jdbc; also redis-sentinel)")
     List<String> backends = new ArrayList<>();
+
+    @Option(
+            names = "--clustered",
+            description = "run etcd and ZooKeeper as 3-node clusters; their server faults hit the leader"
+                    + " (leader-pause, leader-kill + restart)")
+    boolean clustered;
 
     @Option(
             names = "--duration",
@@ -102,12 +108,12 @@ final class CompareCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "do not draw a progress bar")
     boolean noProgress;
 
-    private final List<BackendDescriptor> catalogue;
+    private final @Nullable List<BackendDescriptor> catalogue;
     private volatile @Nullable BackendRun current;
 
     /** Compares the backends on main. */
     CompareCommand() {
-        this(BackendDescriptor.all());
+        this.catalogue = null;
     }
 
     /** Compares the backends of {@code catalogue} (a test adds one that cannot start). */
@@ -200,13 +206,15 @@ final class CompareCommand implements Callable<Integer> {
     }
 
     private List<BackendDescriptor> select() {
+        List<BackendDescriptor> catalogue = this.catalogue != null ? this.catalogue : BackendDescriptor.all(clustered);
         if (backends.isEmpty()) {
-            return catalogue;
+            return catalogue.stream().filter(BackendDescriptor::inDefaultRun).toList();
         }
         List<BackendDescriptor> out = new ArrayList<>();
         for (String name : backends) {
             out.add(catalogue.stream()
-                    .filter(d -> d.name().equalsIgnoreCase(name.strip()))
+                    .filter(d ->
+                            d.name().equalsIgnoreCase(name.strip()) || d.name().equalsIgnoreCase(name.strip() + "-3"))
                     .findFirst()
                     .orElseThrow(() -> new IllegalArgumentException("--backend '" + name + "' is unknown; backends: "
                             + String.join(

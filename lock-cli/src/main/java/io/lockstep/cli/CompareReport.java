@@ -46,8 +46,17 @@ record CompareReport(
             List<Long> acquireHistogram,
             List<String> violations) {}
 
-    /** A fault as it happened, and how long until a client held the lock again. */
-    record FaultResult(String kind, double startMs, double endMs, @Nullable Double recoveryMs, String note) {}
+    /**
+     * A fault as it happened, and how long until a client held the lock again.
+     *
+     * @param kind the scheduled fault (the same on every backend, e.g. {@code server-kill})
+     * @param label what it was on this backend (e.g. {@code failover} on Redis Sentinel, {@code leader-kill}
+     *     on a cluster; else the kind)
+     * @param recoveryMs from the end of the fault (from its start for a frozen holder, a failover or a leader
+     *     fault, which the backend is meant to ride through) until a client held the lock again
+     */
+    record FaultResult(
+            String kind, String label, double startMs, double endMs, @Nullable Double recoveryMs, String note) {}
 
     /** One hold in the timeline: from the acquire to the release, loss or expiry, whichever came first. */
     record Hold(String client, double startMs, double endMs, long fence, boolean overlap) {}

@@ -94,7 +94,7 @@ final class Table {
                 if (!f.note().isEmpty()) {
                     out.append(r.backend())
                             .append(": ")
-                            .append(f.kind())
+                            .append(f.label())
                             .append(": ")
                             .append(f.note())
                             .append('\n');

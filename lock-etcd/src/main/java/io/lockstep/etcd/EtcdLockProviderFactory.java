@@ -190,4 +190,11 @@ public final class EtcdLockProviderFactory implements LockProviderFactory {
     private static String decode(String s) {
         return URLDecoder.decode(s, StandardCharsets.UTF_8);
     }
+
+    /** {@inheritDoc} */
+    @Override
+    public java.util.List<io.lockstep.spi.ProviderKind> kinds() {
+        return java.util.List.of(new io.lockstep.spi.ProviderKind(
+                "etcd", "etcd://h1:2379,h2:2379 (etcds:// for TLS)", io.lockstep.etcd.internal.EtcdBackend.INFO));
+    }
 }

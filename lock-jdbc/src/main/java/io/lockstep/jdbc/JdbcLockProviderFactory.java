@@ -303,4 +303,25 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
             return false;
         }
     }
+
+    /** {@inheritDoc} */
+    @Override
+    public java.util.List<io.lockstep.spi.ProviderKind> kinds() {
+        return java.util.List.of(
+                kind("postgresql lease", "jdbc:postgresql://host/db (mode=lease, the default)", false, true),
+                kind("postgresql session", "jdbc:postgresql://host/db?mode=session", true, true),
+                kind("mariadb lease", "jdbc:mariadb://host/db, jdbc:mysql://, jdbc:h2: (mode=lease)", false, false),
+                kind("mariadb session", "jdbc:mariadb://host/db?mode=session, jdbc:mysql://, jdbc:h2:", true, false),
+                kind(
+                        "postgresql lease notifications=false",
+                        "jdbc:postgresql://host/db?notifications=false",
+                        false,
+                        false));
+    }
+
+    /** What a provider of {@code mode} claims; waiters are notified only on PostgreSQL with notifications on. */
+    private static io.lockstep.spi.ProviderKind kind(String label, String uriForm, boolean session, boolean notified) {
+        return new io.lockstep.spi.ProviderKind(
+                label, uriForm, io.lockstep.jdbc.internal.SqlBackend.declaredInfo(session, notified));
+    }
 }

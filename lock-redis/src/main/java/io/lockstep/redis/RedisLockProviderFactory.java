@@ -252,4 +252,20 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
                     "database must be a number >= 0 after the port, was '" + path.substring(1) + "' in " + where);
         }
     }
+
+    /** {@inheritDoc} */
+    @Override
+    public java.util.List<io.lockstep.spi.ProviderKind> kinds() {
+        return java.util.List.of(
+                new io.lockstep.spi.ProviderKind(
+                        "redis", "redis://host:6379, rediss://host:6380", io.lockstep.redis.internal.RedisBackend.INFO),
+                new io.lockstep.spi.ProviderKind(
+                        "redis-sentinel",
+                        "redis-sentinel://s1:26379,s2:26379/mymaster (rediss-sentinel:// for TLS)",
+                        io.lockstep.redis.internal.RedisBackend.INFO),
+                new io.lockstep.spi.ProviderKind(
+                        "redis-cluster",
+                        "redis-cluster://h1:7000,h2:7001 (rediss-cluster:// for TLS)",
+                        io.lockstep.redis.internal.RedisBackend.INFO));
+    }
 }

@@ -61,4 +61,11 @@ public final class RedlockLockProviderFactory implements LockProviderFactory {
     public String toString() {
         return "RedlockLockProviderFactory[" + Locks.PROVIDER_PROPERTY + "=" + name() + "]";
     }
+
+    /** {@inheritDoc} */
+    @Override
+    public java.util.List<io.lockstep.spi.ProviderKind> kinds() {
+        return java.util.List.of(new io.lockstep.spi.ProviderKind(
+                "redlock", "redlock://h1:6379,h2:6379,h3:6379", io.lockstep.redlock.internal.RedlockBackend.INFO));
+    }
 }

@@ -339,4 +339,13 @@ public final class ZooKeeperLockProviderFactory implements LockProviderFactory {
             return acl;
         }
     }
+
+    /** {@inheritDoc} */
+    @Override
+    public java.util.List<io.lockstep.spi.ProviderKind> kinds() {
+        return java.util.List.of(new io.lockstep.spi.ProviderKind(
+                "zookeeper",
+                "zookeeper://h1:2181,h2:2181/chroot",
+                io.lockstep.zookeeper.internal.ZooKeeperBackend.INFO));
+    }
 }

@@ -64,7 +64,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdBackend.class);
 
-    private static final ProviderInfo INFO = new ProviderInfo(
+    /** What every etcd provider claims. */
+    public static final ProviderInfo INFO = new ProviderInfo(
             "etcd",
             StrengthTier.CONSENSUS,
             EnumSet.of(
@@ -152,6 +153,32 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     @Override
     public ProviderInfo info() {
         return INFO;
+    }
+
+    /**
+     * The first key of the lock's queue is its holder: its create revision is the fence, and its etcd
+     * lease's time to live is how long until etcd frees it if its holder stops renewing (an upper bound:
+     * a live holder that stops renewing deletes its key sooner, at the end of its lease time). The key's
+     * value, the owner token, is never read into the answer. A free lock has no last fence on etcd.
+     */
+    @Override
+    public Optional<io.lockstep.LockState> inspect(String name) {
+        String what = "inspecting lock '" + name + "'";
+        List<KeyValue> first = await(kv.get(keys.lockPrefix(name), FIRST), what).getKvs();
+        if (first.isEmpty()) {
+            return Optional.of(new io.lockstep.LockState(false, OptionalLong.empty(), Optional.empty()));
+        }
+        KeyValue holder = first.get(0);
+        Optional<Duration> remaining = Optional.empty();
+        if (holder.getLease() != 0) {
+            long ttl = await(
+                            client.getLeaseClient()
+                                    .timeToLive(holder.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT),
+                            what)
+                    .getTTL();
+            remaining = ttl >= 0 ? Optional.of(Duration.ofSeconds(ttl)) : Optional.empty();
+        }
+        return Optional.of(new io.lockstep.LockState(true, OptionalLong.of(holder.getCreateRevision()), remaining));
     }
 
     @Override

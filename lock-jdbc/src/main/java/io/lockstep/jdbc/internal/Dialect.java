@@ -92,6 +92,24 @@ public abstract class Dialect {
     /** Frees {@code owner}'s row, expired or not. */
     public abstract void free(Handle h, String name, String owner);
 
+    /**
+     * For {@code lockctl inspect}, lease mode: the row's fence and the milliseconds until its expiry on
+     * the database's clock (zero or less: free), read in one statement that never reads the owner.
+     * Empty if the lock never had a row.
+     */
+    public Optional<LeaseRow> inspectLease(Handle h, String name) {
+        return h.createQuery(inspectSql())
+                .bind("name", name)
+                .map((rs, ctx) -> new LeaseRow(rs.getLong(1), rs.getLong(2)))
+                .findOne();
+    }
+
+    /** A lease row as {@link #inspectLease} reads it. */
+    public record LeaseRow(long fence, long leftMillis) {}
+
+    /** {@code SELECT fence, <milliseconds left> FROM table WHERE name = :name}. */
+    protected abstract String inspectSql();
+
     // ------------------------------------------------------------------ session mode
 
     /** A row lock taken: the fence and the id of the database session that holds it. */

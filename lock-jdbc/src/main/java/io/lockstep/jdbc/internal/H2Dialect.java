@@ -48,6 +48,12 @@ public final class H2Dialect extends Dialect {
     }
 
     @Override
+    protected String inspectSql() {
+        return "SELECT fence, DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at) FROM " + table
+                + " WHERE name = :name";
+    }
+
+    @Override
     public String product() {
         return "H2";
     }

@@ -44,6 +44,26 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
         return info;
     }
 
+    /**
+     * The row's fence and its time left on the database's clock; a free lock shows the last fence
+     * issued for it (rows are kept after release). The owner column is never read.
+     */
+    @Override
+    public Optional<io.lockstep.LockState> inspect(String name) {
+        requireOpen();
+        Optional<Dialect.LeaseRow> row = withHandle("inspect", h -> dialect.inspectLease(h, name));
+        if (row.isEmpty()) {
+            return Optional.of(new io.lockstep.LockState(false, java.util.OptionalLong.empty(), Optional.empty()));
+        }
+        long left = row.get().leftMillis();
+        java.util.OptionalLong fence =
+                row.get().fence() > 0 ? java.util.OptionalLong.of(row.get().fence()) : java.util.OptionalLong.empty();
+        return Optional.of(
+                left > 0
+                        ? new io.lockstep.LockState(true, fence, Optional.of(Duration.ofMillis(left)))
+                        : new io.lockstep.LockState(false, fence, Optional.empty()));
+    }
+
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
         requireOpen();

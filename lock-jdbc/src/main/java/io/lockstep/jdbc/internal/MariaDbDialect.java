@@ -49,6 +49,12 @@ public final class MariaDbDialect extends Dialect {
     }
 
     @Override
+    protected String inspectSql() {
+        return "SELECT fence, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) DIV 1000 FROM " + table
+                + " WHERE name = :name";
+    }
+
+    @Override
     public String product() {
         return "MariaDB";
     }

@@ -74,6 +74,12 @@ public final class PostgresDialect extends Dialect {
     }
 
     @Override
+    protected String inspectSql() {
+        return "SELECT fence, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint FROM " + table
+                + " WHERE name = :name";
+    }
+
+    @Override
     public String product() {
         return "PostgreSQL";
     }

@@ -49,6 +49,23 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
         this.onClose = onClose;
     }
 
+    /**
+     * What a provider claims without connecting: fences always; expiry and extend in lease mode only
+     * (a session lock lasts as long as its database session); notified waits where the database has a
+     * notification channel and notifications are on (PostgreSQL's LISTEN/NOTIFY).
+     */
+    public static ProviderInfo declaredInfo(boolean sessionMode, boolean notified) {
+        Set<Capability> caps = EnumSet.of(Capability.FENCING);
+        if (!sessionMode) {
+            caps.add(Capability.LEASE_EXPIRY);
+            caps.add(Capability.EXTEND);
+        }
+        if (notified) {
+            caps.add(Capability.NOTIFIED_WAIT);
+        }
+        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps);
+    }
+
     /** Fences, expiry, extend, notified waits where the database has them; less {@code missing}. */
     protected ProviderInfo infoWithout(Set<Capability> missing) {
         Set<Capability> caps = EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND);

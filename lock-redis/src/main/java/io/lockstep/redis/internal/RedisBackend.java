@@ -37,7 +37,8 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     /** What names a grant on Redis: the lock's name, its key and the owner token stored there. */
     public record Handle(String name, String lockKey, String ownerToken) {}
 
-    private static final ProviderInfo INFO = new ProviderInfo(
+    /** What every Redis provider claims, on one server, Sentinel or Cluster alike. */
+    public static final ProviderInfo INFO = new ProviderInfo(
             "redis",
             StrengthTier.BEST_EFFORT,
             EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND, Capability.NOTIFIED_WAIT));

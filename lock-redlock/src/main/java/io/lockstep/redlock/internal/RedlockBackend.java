@@ -39,7 +39,8 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockBackend.class);
 
-    private static final ProviderInfo INFO = new ProviderInfo(
+    /** What every Redlock provider claims. */
+    public static final ProviderInfo INFO = new ProviderInfo(
             NAME,
             StrengthTier.QUORUM,
             EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND, Capability.NOTIFIED_WAIT));

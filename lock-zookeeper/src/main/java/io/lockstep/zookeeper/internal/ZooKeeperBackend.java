@@ -222,6 +222,39 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         return INFO;
     }
 
+    /**
+     * The lowest node of the lock's queue is its holder: its {@code czxid} is the fence. Remaining time
+     * is the lease time its data names less the time since the server last wrote it ({@code mtime}, the
+     * server's wall clock, read against this machine's: an estimate that is only as good as the two
+     * clocks agree). The node's name holds the owner token and is never part of the answer. A free lock
+     * has no last fence on ZooKeeper.
+     */
+    @Override
+    public Optional<io.lockstep.LockState> inspect(String name) {
+        String what = "inspecting lock '" + name + "'";
+        requireConnected(what);
+        String parent = parentPath(name);
+        try {
+            for (String node : children(parent)) {
+                Stat stat = new Stat();
+                byte[] data;
+                try {
+                    data = client.getData().storingStatIn(stat).forPath(parent + "/" + node);
+                } catch (KeeperException.NoNodeException gone) {
+                    continue; // released between the listing and the read: the next one is the holder now
+                }
+                long leaseMillis = TimeUnit.NANOSECONDS.toMillis(leaseNanosOf(data));
+                long sinceWrite = Math.max(0, System.currentTimeMillis() - stat.getMtime());
+                Duration remaining = Duration.ofMillis(Math.max(0, leaseMillis - sinceWrite));
+                return Optional.of(
+                        new io.lockstep.LockState(true, OptionalLong.of(stat.getCzxid()), Optional.of(remaining)));
+            }
+            return Optional.of(new io.lockstep.LockState(false, OptionalLong.empty(), Optional.empty()));
+        } catch (Exception e) {
+            throw ZooKeeperErrors.map(e, what, where);
+        }
+    }
+
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
         long started = now();
