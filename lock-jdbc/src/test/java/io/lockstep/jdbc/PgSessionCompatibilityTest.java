@@ -1,0 +1,14 @@
+package io.lockstep.jdbc;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.parallel.ResourceLock;
+
+/** The kit in session mode on PostgreSQL, faults included (see {@link ServerCompatibilityKit}). */
+@DisplayName("jdbc session mode passes the compatibility kit on PostgreSQL, faults included")
+@ResourceLock(SharedServers.POSTGRES)
+class PgSessionCompatibilityTest extends ServerCompatibilityKit {
+
+    PgSessionCompatibilityTest() {
+        super(Database.POSTGRES, "session", "&sessionTimeout=1500ms", "");
+    }
+}
