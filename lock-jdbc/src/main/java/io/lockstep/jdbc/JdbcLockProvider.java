@@ -195,7 +195,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
                 closeQuietly();
                 String at = where != null ? where : "the database";
                 throw new BackendUnavailableException(
-                        at + ": could not connect or check the lock table (" + sqlState(e) + "): " + e.getMessage(),
+                        at + ": could not connect or check the lock table (" + sqlState(e) + "): " + describe(e),
                         e,
                         true);
             }
@@ -214,6 +214,19 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
                     // already failing
                 }
             }
+        }
+
+        /**
+         * The failure and, when the pool hides it ("Connection is not available"), the driver's reason
+         * (such as a TLS handshake refused): without it the message would not name what to fix.
+         */
+        private static String describe(Throwable e) {
+            String message = String.valueOf(e.getMessage());
+            Throwable cause = e.getCause();
+            if (cause != null && cause != e && cause.getMessage() != null && !message.contains(cause.getMessage())) {
+                return message + " (" + cause.getMessage() + ")";
+            }
+            return message;
         }
 
         private static String sqlState(Throwable e) {
