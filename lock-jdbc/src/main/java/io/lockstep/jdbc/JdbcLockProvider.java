@@ -221,12 +221,15 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
          * (such as a TLS handshake refused): without it the message would not name what to fix.
          */
         private static String describe(Throwable e) {
-            String message = String.valueOf(e.getMessage());
-            Throwable cause = e.getCause();
-            if (cause != null && cause != e && cause.getMessage() != null && !message.contains(cause.getMessage())) {
-                return message + " (" + cause.getMessage() + ")";
+            StringBuilder message = new StringBuilder(String.valueOf(e.getMessage()));
+            int added = 0;
+            for (Throwable t = e.getCause(); t != null && added < 2; t = t.getCause() == t ? null : t.getCause()) {
+                if (t.getMessage() != null && message.indexOf(t.getMessage()) < 0) {
+                    message.append(" (").append(t.getMessage()).append(')');
+                    added++;
+                }
             }
-            return message;
+            return message.toString();
         }
 
         private static String sqlState(Throwable e) {
