@@ -195,7 +195,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
                 closeQuietly();
                 String at = where != null ? where : "the database";
                 throw new BackendUnavailableException(
-                        at + ": could not connect or check the lock table (" + sqlState(e) + "): " + e.getMessage(),
+                        at + ": could not connect or check the lock table (" + sqlState(e) + "): " + describe(e),
                         e,
                         true);
             }
@@ -214,6 +214,22 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
                     // already failing
                 }
             }
+        }
+
+        /**
+         * The failure and, when the pool hides it ("Connection is not available"), the driver's reason
+         * (such as a TLS handshake refused): without it the message would not name what to fix.
+         */
+        private static String describe(Throwable e) {
+            StringBuilder message = new StringBuilder(String.valueOf(e.getMessage()));
+            int added = 0;
+            for (Throwable t = e.getCause(); t != null && added < 2; t = t.getCause() == t ? null : t.getCause()) {
+                if (t.getMessage() != null && message.indexOf(t.getMessage()) < 0) {
+                    message.append(" (").append(t.getMessage()).append(')');
+                    added++;
+                }
+            }
+            return message.toString();
         }
 
         private static String sqlState(Throwable e) {

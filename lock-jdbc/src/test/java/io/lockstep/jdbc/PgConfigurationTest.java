@@ -16,8 +16,10 @@ import java.sql.Statement;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** Bad settings (issue 9 item 6): each a clear exception naming the setting, nothing left open, no secret. */
+@ResourceLock(SharedServers.POSTGRES)
 class PgConfigurationTest {
 
     private static final String SECRET = "s3cr3t-Pa55";
@@ -25,7 +27,7 @@ class PgConfigurationTest {
 
     @BeforeAll
     static void roles() throws SQLException {
-        pg = PgFixture.server();
+        pg = SharedServers.postgres();
         try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
                 Statement st = c.createStatement()) {
             st.execute("CREATE SEQUENCE IF NOT EXISTS cfg_locks_fence");

@@ -16,15 +16,17 @@ import java.sql.Statement;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** {@link FencedWrites}: a former holder that paused past its lease cannot write after the next holder. */
+@ResourceLock(SharedServers.POSTGRES)
 class PgFencedWritesTest {
 
     @Test
     @DisplayName("a paused former holder's late write is rejected and leaves the newer holder's write in place")
     void lateWriteOfAPausedHolderIsRejected() throws Exception {
-        PostgresServer pg = PgFixture.server();
-        String uri = PgFixture.uri(pg.host(), pg.port(), "lease", "");
+        PostgresServer pg = SharedServers.postgres();
+        String uri = SharedServers.pgUri(pg.host(), pg.port(), "lease", "");
         FencedWrites fences = FencedWrites.on("booking_fence");
         try (LockProvider a = Locks.open(uri);
                 LockProvider b = Locks.open(uri);

@@ -22,8 +22,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** Lease mode holds no connection per lock: many held leases share a pool of two connections. */
+@ResourceLock(SharedServers.POSTGRES)
 class PgManyLeasesTest {
 
     private static final int LEASES = 10_000;
@@ -31,9 +33,9 @@ class PgManyLeasesTest {
     @Test
     @DisplayName("10,000 leases are held at once through a pool of two connections, and all are released")
     void tenThousandLeasesOnTwoConnections() throws Exception {
-        PostgresServer pg = PgFixture.server();
+        PostgresServer pg = SharedServers.postgres();
         String app = "lockstep-many-" + System.nanoTime();
-        String uri = PgFixture.uri(pg.host(), pg.port(), "lease", "&poolSize=2&ApplicationName=" + app);
+        String uri = SharedServers.pgUri(pg.host(), pg.port(), "lease", "&poolSize=2&ApplicationName=" + app);
         List<Lease> held = new ArrayList<>(LEASES);
         try (LockProvider locks = Locks.open(uri);
                 LockProvider other = Locks.open(uri)) {

@@ -15,15 +15,16 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
- * Session mode under the failures of issue 9 item 5, on a PostgreSQL of its own (the test kills it): the
+ * Session mode under the failures of issue 9 item 5, on the shared PostgreSQL (the test kills it): the
  * holder's connection terminated, the database killed and restarted, a frozen holder JVM, the pool bound.
  */
+@ResourceLock(SharedServers.POSTGRES)
 class PgSessionFailureTest {
 
     private static final Duration SESSION_TIMEOUT = Duration.ofMillis(1500);
@@ -32,18 +33,11 @@ class PgSessionFailureTest {
 
     @BeforeAll
     static void start() {
-        pg = PostgresServer.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (pg != null) {
-            pg.close();
-        }
+        pg = SharedServers.postgres();
     }
 
     private static String uri(String extra) {
-        return PgFixture.uri(
+        return SharedServers.pgUri(
                 pg.host(), pg.port(), "session", "&sessionTimeout=" + SESSION_TIMEOUT.toMillis() + "ms" + extra);
     }
 
@@ -54,7 +48,7 @@ class PgSessionFailureTest {
                 LockProvider other = Locks.open(uri(""))) {
             Lease lease = holder.tryAcquire("term", LeaseOptions.of(Duration.ofMinutes(1)))
                     .orElseThrow();
-            PgSessionCompatibilityTest.terminateHolder(pg, lease);
+            ServerCompatibilityKit.terminateHolder(pg, lease);
             LossReason reason = lease.lost().toCompletableFuture().get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
             assertThat(reason).isEqualTo(LossReason.SESSION_EXPIRED);
             Lease next = other.tryAcquire("term", LeaseOptions.of(Duration.ofMinutes(1)))

@@ -2,7 +2,10 @@ package io.lockstep.jdbc.internal;
 
 import io.lockstep.LockConfigurationException;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jdbi.v3.core.Handle;
@@ -15,6 +18,9 @@ import org.jdbi.v3.core.Handle;
  * No notifications (waiters poll). A claim is two statements: the conditional write, then reading the row.
  */
 public final class MariaDbDialect extends Dialect {
+
+    /** ER_TABLEACCESS_DENIED_ERROR: "... command denied to user ... for table ...". */
+    private static final int COMMAND_DENIED = 1142;
 
     private static final String EPOCH = "'1970-01-01 00:00:00'";
     private static final String NOW = "UTC_TIMESTAMP(6)";
@@ -96,6 +102,34 @@ public final class MariaDbDialect extends Dialect {
         if (readOnly) {
             throw new LockConfigurationException("url: this MariaDB server is read-only (read_only or"
                     + " tx_read_only is set, as on a replica); point lock-jdbc at the primary");
+        }
+        // MariaDB checks privileges when it prepares a statement, so statements that touch no row ask the
+        // server itself, whatever the grants come from (user, database, table or role). NEXTVAL draws one
+        // fence, which only leaves a gap: fences need to increase, not to be dense.
+        List<String> missing = new ArrayList<>();
+        Map<String, String> probes = new LinkedHashMap<>();
+        probes.put("SELECT on " + table, "SELECT name FROM " + table + " WHERE 1 = 0");
+        probes.put("INSERT on " + table, "INSERT INTO " + table + " SELECT * FROM " + table + " WHERE 1 = 0");
+        probes.put("UPDATE on " + table, "UPDATE " + table + " SET owner = owner WHERE 1 = 0");
+        probes.put("DELETE on " + table, "DELETE FROM " + table + " WHERE 1 = 0");
+        probes.put("INSERT on " + sequence, "SELECT NEXTVAL(" + sequence + ")");
+        probes.forEach((privilege, sql) -> {
+            try {
+                if (sql.startsWith("SELECT")) {
+                    h.createQuery(sql).mapToMap().list();
+                } else {
+                    h.createUpdate(sql).execute();
+                }
+            } catch (RuntimeException e) {
+                if (!(e.getCause() instanceof SQLException denied) || denied.getErrorCode() != COMMAND_DENIED) {
+                    throw e;
+                }
+                missing.add(privilege);
+            }
+        });
+        if (!missing.isEmpty()) {
+            throw new LockConfigurationException("user: the database user lacks " + String.join(", ", missing)
+                    + "; grant them (see lock-jdbc's README)");
         }
     }
 

@@ -8,6 +8,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipalLookupService;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -239,6 +240,54 @@ public abstract class LocalServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while starting a server", e);
+        }
+    }
+
+    /**
+     * Runs a setup program (a database's {@code initdb}) in {@link #workDir()} to completion within 120 s,
+     * its output in {@code <name>.log} there.
+     *
+     * @throws IllegalStateException with the program's output if it fails or does not finish
+     */
+    protected final void runSetup(String name, List<String> command) {
+        Path log = workDir.resolve(name + ".log");
+        try {
+            Process p = new ProcessBuilder(command)
+                    .directory(workDir.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(name + " did not finish within 120 s");
+            }
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException(
+                        name + " failed (exit " + p.exitValue() + "): " + Files.readString(log));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running " + name, e);
+        }
+    }
+
+    /** Whether this JVM runs as root (database servers then drop to an account of their own). */
+    protected static boolean runningAsRoot() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    /** Makes {@code account} the owner of {@code path} when this JVM runs as root; a no-op otherwise. */
+    protected static void handTo(Path path, String account) {
+        if (!runningAsRoot()) {
+            return;
+        }
+        try {
+            UserPrincipalLookupService users = path.getFileSystem().getUserPrincipalLookupService();
+            Files.setOwner(path, users.lookupPrincipalByName(account));
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not hand " + path + " to " + account, e);
         }
     }
 

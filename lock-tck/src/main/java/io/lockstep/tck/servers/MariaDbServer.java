@@ -8,11 +8,9 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserPrincipalLookupService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A MariaDB server ({@code mariadbd}) on loopback with an ephemeral port and a fresh data directory made
@@ -89,30 +87,14 @@ public final class MariaDbServer extends LocalServer {
         if (runningAsRoot()) {
             command.add("--user=mysql");
         }
-        Path log = workDir().resolve("install.log");
         try {
             Files.createDirectories(dataDir());
             handToServerUser(workDir());
             handToServerUser(dataDir());
-            Process p = new ProcessBuilder(command)
-                    .directory(workDir().toFile())
-                    .redirectErrorStream(true)
-                    .redirectOutput(log.toFile())
-                    .start();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException("mariadb-install-db did not finish within 120 s");
-            }
-            if (p.exitValue() != 0) {
-                throw new IllegalStateException(
-                        "mariadb-install-db failed (exit " + p.exitValue() + "): " + Files.readString(log));
-            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while running mariadb-install-db", e);
         }
+        runSetup("mariadb-install-db", command);
     }
 
     @Override
@@ -150,20 +132,15 @@ public final class MariaDbServer extends LocalServer {
         }
     }
 
-    private static boolean runningAsRoot() {
-        return "root".equals(System.getProperty("user.name"));
-    }
-
     private static void handToServerUser(Path dir) {
         if (!runningAsRoot()) {
             return;
         }
         try {
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-            UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
-            Files.setOwner(dir, users.lookupPrincipalByName("mysql"));
         } catch (IOException e) {
-            throw new UncheckedIOException("could not hand " + dir + " to the mysql account", e);
+            throw new UncheckedIOException("could not open " + dir + " to the mysql account", e);
         }
+        handTo(dir, "mysql");
     }
 }

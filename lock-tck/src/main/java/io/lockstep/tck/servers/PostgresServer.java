@@ -10,13 +10,17 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.UserPrincipalLookupService;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A PostgreSQL server ({@code postgres}) on loopback with an ephemeral port and a fresh data directory
@@ -47,6 +51,9 @@ public final class PostgresServer extends LocalServer {
 
     private static final String DATABASE = "postgres";
 
+    /** Extra {@code -c} settings, fixed before the first start. */
+    private final Map<String, String> settings = new LinkedHashMap<>();
+
     private PostgresServer() {
         super("postgres", INSTALL);
     }
@@ -57,8 +64,37 @@ public final class PostgresServer extends LocalServer {
      * @throws IllegalStateException naming the install command if PostgreSQL is not installed
      */
     public static PostgresServer start() {
+        return start(Map.of());
+    }
+
+    /**
+     * Like {@link #start()}, with server settings passed as {@code -c name=value} (for example {@code
+     * log_connections=on}).
+     */
+    public static PostgresServer start(Map<String, String> settings) {
+        return start(settings, null, null);
+    }
+
+    /**
+     * Like {@link #start()}, with TLS on ({@code ssl=on}): {@code certificate} and {@code key} (PEM files,
+     * for example a throwaway server certificate for 127.0.0.1) are copied into the server's directory and
+     * given to the server's account, the key readable by it alone. Clients may still connect without TLS.
+     */
+    public static PostgresServer startWithTls(Path certificate, Path key) {
+        return start(Map.of("ssl", "on"), certificate, key);
+    }
+
+    private static PostgresServer start(Map<String, String> settings, @Nullable Path certificate, @Nullable Path key) {
         PostgresServer server = new PostgresServer();
         try {
+            server.settings.putAll(settings);
+            if (certificate != null && key != null) {
+                server.settings.put(
+                        "ssl_cert_file",
+                        server.installFile(certificate, "server.crt").toString());
+                server.settings.put(
+                        "ssl_key_file", server.installFile(key, "server.key").toString());
+            }
             server.initdb();
             server.startProcess();
         } catch (RuntimeException e) {
@@ -129,31 +165,12 @@ public final class PostgresServer extends LocalServer {
                 "--encoding=UTF8",
                 "--locale=C",
                 "--no-sync"));
-        Path log = workDir().resolve("initdb.log");
-        try {
-            Process p = new ProcessBuilder(command)
-                    .directory(workDir().toFile())
-                    .redirectErrorStream(true)
-                    .redirectOutput(log.toFile())
-                    .start();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException("initdb did not finish within 120 s");
-            }
-            if (p.exitValue() != 0) {
-                throw new IllegalStateException("initdb failed (exit " + p.exitValue() + "): " + Files.readString(log));
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while running initdb", e);
-        }
+        runSetup("initdb", command);
     }
 
     @Override
     protected List<String> command(String executable, int port, Path workDir) {
-        return asServerUser(List.of(
+        List<String> full = new ArrayList<>(List.of(
                 executable,
                 "-D",
                 dataDir().toString(),
@@ -167,6 +184,24 @@ public final class PostgresServer extends LocalServer {
                 "fsync=off", // a killed process loses nothing the kernel has; only a machine crash would
                 "-c",
                 "max_connections=200"));
+        settings.forEach((name, value) -> {
+            full.add("-c");
+            full.add(name + "=" + value);
+        });
+        return asServerUser(full);
+    }
+
+    /** Copies {@code file} into the server's directory as {@code name}, readable by the server alone. */
+    private Path installFile(Path file, String name) {
+        Path target = workDir().resolve(name);
+        try {
+            Files.copy(file, target, StandardCopyOption.REPLACE_EXISTING);
+            Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not copy " + file + " to " + target, e);
+        }
+        handToServerUser(target);
+        return target;
     }
 
     /** Wire-protocol readiness: a startup message for the superuser is answered with an 'R' (auth ok). */
@@ -277,10 +312,6 @@ public final class PostgresServer extends LocalServer {
         }
     }
 
-    private static boolean runningAsRoot() {
-        return "root".equals(System.getProperty("user.name"));
-    }
-
     /** The account PostgreSQL runs as when this JVM is root: {@code postgres} if it exists, else nobody. */
     private static String serverAccount() {
         try {
@@ -307,14 +338,6 @@ public final class PostgresServer extends LocalServer {
     }
 
     private static void handToServerUser(Path dir) {
-        if (!runningAsRoot()) {
-            return;
-        }
-        try {
-            UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
-            Files.setOwner(dir, users.lookupPrincipalByName(serverAccount()));
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not hand " + dir + " to " + serverAccount(), e);
-        }
+        handTo(dir, serverAccount());
     }
 }
