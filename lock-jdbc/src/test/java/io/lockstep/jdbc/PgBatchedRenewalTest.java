@@ -48,7 +48,8 @@ class PgBatchedRenewalTest {
                 Jdbi.create(pg.jdbcUrl()), Dialect.forProduct("PostgreSQL", table), "test", null, null);
         List<Extension<LeaseBackend.Handle>> batch = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            Attempt<LeaseBackend.Handle> a = backend.tryLock("batch/" + i, UUID.randomUUID().toString(), LONG);
+            Attempt<LeaseBackend.Handle> a =
+                    backend.tryLock("batch/" + i, UUID.randomUUID().toString(), LONG);
             assertThat(a.isGranted()).isTrue();
             batch.add(new Extension<>(a.grant().handle(), Duration.ofMinutes(10 + i)));
         }
@@ -96,12 +97,12 @@ class PgBatchedRenewalTest {
         createSchema(pg, table);
         int leases = 200;
         Duration leaseTime = Duration.ofMillis(1500); // renewed every 500 ms
-        try (LockProvider locks =
-                Locks.open(PgFixture.uri(pg.host(), pg.port(), "lease", "&table=" + table))) {
+        try (LockProvider locks = Locks.open(PgFixture.uri(pg.host(), pg.port(), "lease", "&table=" + table))) {
             List<Lease> held = new ArrayList<>();
             for (int i = 0; i < leases; i++) {
-                held.add(locks.tryAcquire("many/" + i, LeaseOptions.of(leaseTime).withAutoRenew())
-                        .orElseThrow());
+                held.add(
+                        locks.tryAcquire("many/" + i, LeaseOptions.of(leaseTime).withAutoRenew())
+                                .orElseThrow());
             }
             resetCount(pg, table);
             CompletableFuture<?> lost = held.get(7).lost().toCompletableFuture();
@@ -136,18 +137,31 @@ class PgBatchedRenewalTest {
 
     private static void createSchema(PostgresServer pg, String table) throws SQLException {
         sql(pg, "CREATE SEQUENCE " + table + "_fence");
-        sql(pg, "CREATE TABLE " + table + " (name text PRIMARY KEY, owner text NOT NULL, fence bigint NOT NULL,"
-                + " expires_at timestamptz NOT NULL)");
-        sql(pg, "CREATE TABLE " + table + "_count (statements bigint NOT NULL, updated_rows bigint NOT NULL, counted_from timestamptz NOT NULL)");
+        sql(
+                pg,
+                "CREATE TABLE " + table + " (name text PRIMARY KEY, owner text NOT NULL, fence bigint NOT NULL,"
+                        + " expires_at timestamptz NOT NULL)");
+        sql(
+                pg,
+                "CREATE TABLE " + table
+                        + "_count (statements bigint NOT NULL, updated_rows bigint NOT NULL, counted_from timestamptz NOT NULL)");
         sql(pg, "INSERT INTO " + table + "_count VALUES (0, 0, clock_timestamp())");
-        sql(pg, "CREATE FUNCTION " + table + "_counted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                + " UPDATE " + table + "_count SET statements = statements + 1; RETURN NULL; END $$");
-        sql(pg, "CREATE TRIGGER " + table + "_counter AFTER UPDATE ON " + table
-                + " FOR EACH STATEMENT EXECUTE FUNCTION " + table + "_counted()");
-        sql(pg, "CREATE FUNCTION " + table + "_rows() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                + " UPDATE " + table + "_count SET updated_rows = updated_rows + 1; RETURN NULL; END $$");
-        sql(pg, "CREATE TRIGGER " + table + "_row_counter AFTER UPDATE ON " + table
-                + " FOR EACH ROW EXECUTE FUNCTION " + table + "_rows()");
+        sql(
+                pg,
+                "CREATE FUNCTION " + table + "_counted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN" + " UPDATE "
+                        + table + "_count SET statements = statements + 1; RETURN NULL; END $$");
+        sql(
+                pg,
+                "CREATE TRIGGER " + table + "_counter AFTER UPDATE ON " + table
+                        + " FOR EACH STATEMENT EXECUTE FUNCTION " + table + "_counted()");
+        sql(
+                pg,
+                "CREATE FUNCTION " + table + "_rows() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN" + " UPDATE " + table
+                        + "_count SET updated_rows = updated_rows + 1; RETURN NULL; END $$");
+        sql(
+                pg,
+                "CREATE TRIGGER " + table + "_row_counter AFTER UPDATE ON " + table + " FOR EACH ROW EXECUTE FUNCTION "
+                        + table + "_rows()");
     }
 
     private static void resetCount(PostgresServer pg, String table) throws SQLException {
@@ -163,8 +177,10 @@ class PgBatchedRenewalTest {
     }
 
     private static long renewedRows(PostgresServer pg, String table, Duration leaseTime) throws SQLException {
-        return query(pg, "SELECT count(*) FROM " + table + " l, " + table + "_count c WHERE l.expires_at > c.counted_from"
-                + " + " + (2 * leaseTime.toMillis()) + " * interval '1 millisecond'");
+        return query(
+                pg,
+                "SELECT count(*) FROM " + table + " l, " + table + "_count c WHERE l.expires_at > c.counted_from"
+                        + " + " + (2 * leaseTime.toMillis()) + " * interval '1 millisecond'");
     }
 
     private static long query(PostgresServer pg, String sql) throws SQLException {
