@@ -357,6 +357,7 @@ public class JdbcBenchmark {
         private @Nullable Future<Lease> waiting;
         private @Nullable Lease handedOver;
         private long handoffs;
+        private long slowestNanos;
         private long fencesAtStart;
 
         /** Starts PostgreSQL and two providers (each with its LISTEN connection). */
@@ -382,9 +383,9 @@ public class JdbcBenchmark {
         /**
          * Fences drawn per handoff prove how many attempts the waiter made. Lease mode: the holder's
          * take-over draws 2 (VALUES and DO UPDATE), the waiter's refused first attempt 1 (VALUES), its
-         * granted attempt 2: exactly 5 when the waiter tried once, waited and was woken once; a waiter
-         * that polled would try more often. The waiter polls at most once a second (the fallback when no
-         * notification comes), so a p99 far below a second with exactly two attempts is a notified wake.
+         * granted attempt 2: 5 when the waiter tried once, waited and was woken once (6 when a stale
+         * notification woke it once more in between). The waiter polls once a second when no
+         * notification comes, so every handoff under 500 ms was woken by the release's NOTIFY.
          * Session mode draws a fence only for a granted lock: 2 per handoff (attempts are not counted).
          */
         private void checkAttempts(BenchmarkParams params) throws SQLException {
@@ -393,14 +394,24 @@ public class JdbcBenchmark {
             }
             double perHandoff = (fences() - fencesAtStart) / (double) handoffs;
             double expected = lock.equals("lease") ? 5 : 2;
+            // A waiter may also be woken once by a stale notification (the previous invocation's release of
+            // the same name arriving after its new watch was registered): one refused attempt more, 1 fence.
+            double most = lock.equals("lease") ? expected + 1 : expected;
             System.out.printf(
-                    "%nPostgreSQL fences per handoff, %s over %d handoffs: %.3f (expected %.0f)%n",
-                    lock, handoffs, perHandoff, expected);
-            if (Math.abs(perHandoff - expected) > 0.01) {
+                    "%nPostgreSQL fences per handoff, %s over %d handoffs: %.3f (expected %.0f to %.0f);"
+                            + " slowest handoff %.1f ms (a polling waiter would take about 1,000 ms)%n",
+                    lock, handoffs, perHandoff, expected, most, slowestNanos / 1e6);
+            if (perHandoff < expected - 0.01 || perHandoff > most + 0.01) {
                 throw new IllegalStateException(String.format(
-                        "%s handoff: %.4f fences per handoff, expected %.0f: the waiter did not try exactly once"
-                                + " before and once after the release",
-                        lock, perHandoff, expected));
+                        "%s handoff: %.4f fences per handoff, expected %.0f to %.0f: the waiter did not try once"
+                                + " before the release and once (or, after a stale notification, twice) after",
+                        lock, perHandoff, expected, most));
+            }
+            if (slowestNanos >= TimeUnit.MILLISECONDS.toNanos(500)) {
+                throw new IllegalStateException(String.format(
+                        "%s handoff: the slowest handoff took %.1f ms: a waiter polls every 1,000 ms when no"
+                                + " notification wakes it, so a handoff over 500 ms was not notified",
+                        lock, slowestNanos / 1e6));
             }
             Map<String, Double> perOp = new LinkedHashMap<>();
             perOp.put("fences", perHandoff);
@@ -495,8 +506,10 @@ public class JdbcBenchmark {
     @BenchmarkMode(Mode.SampleTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public Object handoff(Handoff h) throws Exception {
+        long start = System.nanoTime();
         h.held.release();
         h.handedOver = h.waiting.get(10, TimeUnit.SECONDS);
+        h.slowestNanos = Math.max(h.slowestNanos, System.nanoTime() - start);
         h.handoffs++;
         return h.handedOver;
     }
