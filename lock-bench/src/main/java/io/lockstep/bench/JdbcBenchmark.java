@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -58,7 +59,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *         <li>{@code session}: lock-jdbc in session mode; {@code floor-session}: one plain JDBC connection
  *             running session mode's transaction (the row locked {@code FOR UPDATE NOWAIT} with its fence,
  *             the release's {@code pg_notify}, {@code COMMIT});
- *         <li>{@code shedlock}: ShedLock's {@code JdbcTemplateLockProvider} over a HikariCP pool of 4, with
+ *         <li>{@code shedlock-jdbc}: ShedLock's {@code JdbcTemplateLockProvider} over a HikariCP pool of 4, with
  *             the database's time, {@code lock} + {@code unlock}.
  *       </ul>
  *   <li>{@code handoff}: a waiter on another provider already waiting behind the holder; the time from the
@@ -117,7 +118,7 @@ public class JdbcBenchmark {
     @State(Scope.Benchmark)
     public static class Uncontended {
         /** Which lock to measure. */
-        @Param({"floor-lease", "lease", "floor-session", "session", "shedlock"})
+        @Param({"floor-lease", "lease", "floor-session", "session", "shedlock-jdbc"})
         public String lock = "lease";
 
         private @Nullable PostgresServer pg;
@@ -136,7 +137,7 @@ public class JdbcBenchmark {
             switch (lock) {
                 case "lease", "floor-lease" -> provider = Locks.open(uri + "lease");
                 case "session", "floor-session" -> provider = Locks.open(uri + "session");
-                case "shedlock" -> {
+                case "shedlock-jdbc" -> {
                     try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
                             Statement st = c.createStatement()) {
                         st.execute("CREATE TABLE shedlock (name varchar(64) NOT NULL PRIMARY KEY,"
@@ -207,7 +208,14 @@ public class JdbcBenchmark {
                 check(perOp, "n_tup_upd", e.updates());
                 check(perOp, "n_tup_del", 0);
                 check(perOp, "fences", e.fences());
-                CommandMix.recordSeen(params, measured, "PostgreSQL", perOp);
+                CommandMix.record(new CommandMix.MixRecord(
+                        params.getBenchmark(),
+                        paramsOf(params),
+                        params.getThreads(),
+                        measured,
+                        serverVersion(pg),
+                        List.of(perOp),
+                        format(perOp)));
             } finally {
                 if (pg != null) {
                     pg.close();
@@ -260,7 +268,7 @@ public class JdbcBenchmark {
             case "floor-session" -> {
                 return floorSession(s.floor);
             }
-            case "shedlock" -> {
+            case "shedlock-jdbc" -> {
                 Optional<SimpleLock> held = s.shedlock.lock(
                         new LockConfiguration(Instant.now(), NAME, Duration.ofSeconds(30), Duration.ZERO));
                 held.orElseThrow(() -> new IllegalStateException("ShedLock: the lock was not free"))
@@ -335,9 +343,9 @@ public class JdbcBenchmark {
     /** A holder and a waiter on two providers; each invocation hands the lock over once. */
     @State(Scope.Benchmark)
     public static class Handoff {
-        /** Which mode to measure. */
+        /** Which mode to measure (lock-jdbc on both sides). */
         @Param({"lease", "session"})
-        public String mode = "lease";
+        public String lock = "lease";
 
         private final String name = "bench/handoff";
         private final ExecutorService waiterThread = Executors.newSingleThreadExecutor();
@@ -348,16 +356,73 @@ public class JdbcBenchmark {
         private @Nullable Lease held;
         private @Nullable Future<Lease> waiting;
         private @Nullable Lease handedOver;
+        private long handoffs;
+        private long slowestNanos;
+        private long fencesAtStart;
 
         /** Starts PostgreSQL and two providers (each with its LISTEN connection). */
         @Setup(Level.Trial)
         public void start() throws Exception {
             pg = PostgresServer.start();
-            String uri = pg.jdbcUrl() + "&createSchema=true&mode=" + mode;
+            String uri = pg.jdbcUrl() + "&createSchema=true&mode=" + lock;
             holder = Locks.open(uri);
             waiter = Locks.open(uri);
             holder.tryAcquire(name, LEASE).orElseThrow().release();
             stats = DriverManager.getConnection(pg.jdbcUrl());
+            fencesAtStart = fences();
+        }
+
+        private long fences() throws SQLException {
+            try (Statement st = stats.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT last_value FROM lockstep_" + lock + "_fence")) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+
+        /**
+         * Fences drawn per handoff prove how many attempts the waiter made. Lease mode: the holder's
+         * take-over draws 2 (VALUES and DO UPDATE), the waiter's refused first attempt 1 (VALUES), its
+         * granted attempt 2: 5 when the waiter tried once, waited and was woken once (6 when a stale
+         * notification woke it once more in between). The waiter polls once a second when no
+         * notification comes, so every handoff under 500 ms was woken by the release's NOTIFY.
+         * Session mode draws a fence only for a granted lock: 2 per handoff (attempts are not counted).
+         */
+        private void checkAttempts(BenchmarkParams params) throws SQLException {
+            if (handoffs == 0) {
+                return;
+            }
+            double perHandoff = (fences() - fencesAtStart) / (double) handoffs;
+            double expected = lock.equals("lease") ? 5 : 2;
+            // A waiter may also be woken once by a stale notification (the previous invocation's release of
+            // the same name arriving after its new watch was registered): one refused attempt more, 1 fence.
+            double most = lock.equals("lease") ? expected + 1 : expected;
+            System.out.printf(
+                    "%nPostgreSQL fences per handoff, %s over %d handoffs: %.3f (expected %.0f to %.0f);"
+                            + " slowest handoff %.1f ms (a polling waiter would take about 1,000 ms)%n",
+                    lock, handoffs, perHandoff, expected, most, slowestNanos / 1e6);
+            if (perHandoff < expected - 0.01 || perHandoff > most + 0.01) {
+                throw new IllegalStateException(String.format(
+                        "%s handoff: %.4f fences per handoff, expected %.0f to %.0f: the waiter did not try once"
+                                + " before the release and once (or, after a stale notification, twice) after",
+                        lock, perHandoff, expected, most));
+            }
+            if (slowestNanos >= TimeUnit.MILLISECONDS.toNanos(500)) {
+                throw new IllegalStateException(String.format(
+                        "%s handoff: the slowest handoff took %.1f ms: a waiter polls every 1,000 ms when no"
+                                + " notification wakes it, so a handoff over 500 ms was not notified",
+                        lock, slowestNanos / 1e6));
+            }
+            Map<String, Double> perOp = new LinkedHashMap<>();
+            perOp.put("fences", perHandoff);
+            CommandMix.record(new CommandMix.MixRecord(
+                    params.getBenchmark(),
+                    paramsOf(params),
+                    params.getThreads(),
+                    handoffs,
+                    serverVersion(pg),
+                    List.of(perOp),
+                    format(perOp)));
         }
 
         /** Before each handoff: the holder holds and the waiter has tried once and is waiting. */
@@ -385,7 +450,7 @@ public class JdbcBenchmark {
          * last statement of the waiter's backend (statistics counters are flushed only every second).
          */
         private long attempts() throws SQLException {
-            String sql = mode.equals("lease")
+            String sql = lock.equals("lease")
                     ? "SELECT last_value FROM lockstep_lease_fence"
                     : "SELECT coalesce(max((extract(epoch FROM state_change) * 1000000)::bigint), 0)"
                             + " FROM pg_stat_activity WHERE query = 'ROLLBACK'";
@@ -407,9 +472,19 @@ public class JdbcBenchmark {
             }
         }
 
-        /** Stops everything. */
+        /** Checks the waiter's attempts, stops everything. */
         @TearDown(Level.Trial)
-        public void stop() throws SQLException {
+        public void stop(BenchmarkParams params) throws SQLException {
+            try {
+                if (stats != null) {
+                    checkAttempts(params);
+                }
+            } finally {
+                stopAll();
+            }
+        }
+
+        private void stopAll() throws SQLException {
             waiterThread.shutdownNow();
             if (stats != null) {
                 stats.close();
@@ -431,8 +506,11 @@ public class JdbcBenchmark {
     @BenchmarkMode(Mode.SampleTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public Object handoff(Handoff h) throws Exception {
+        long start = System.nanoTime();
         h.held.release();
         h.handedOver = h.waiting.get(10, TimeUnit.SECONDS);
+        h.slowestNanos = Math.max(h.slowestNanos, System.nanoTime() - start);
+        h.handoffs++;
         return h.handedOver;
     }
 
@@ -489,6 +567,28 @@ public class JdbcBenchmark {
                 }
             }
             return out;
+        }
+    }
+
+    static Map<String, String> paramsOf(BenchmarkParams params) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String key : params.getParamsKeys()) {
+            out.put(key, params.getParam(key));
+        }
+        return out;
+    }
+
+    static String serverVersion(@Nullable PostgresServer pg) {
+        if (pg == null) {
+            return "unknown";
+        }
+        try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SHOW server_version")) {
+            rs.next();
+            return "PostgreSQL " + rs.getString(1);
+        } catch (SQLException e) {
+            return "unknown";
         }
     }
 

@@ -77,6 +77,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
         private @Nullable AutoCloseable closeWithProvider;
         private @Nullable DataSource listenSource;
         private boolean listen = true;
+        private boolean statementsBoundByServer;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -148,6 +149,15 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             return this;
         }
 
+        /**
+         * For the factory: every connection of the pool already carries a server-side statement timeout of
+         * the call timeout, so no per-statement JDBC query timeout is set.
+         */
+        Builder statementsBoundByServer() {
+            this.statementsBoundByServer = true;
+            return this;
+        }
+
         /** For the factory: an unpooled source for the release listener's connection. */
         Builder listenSource(DataSource source) {
             this.listenSource = source;
@@ -164,8 +174,10 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
         public JdbcLockProvider build() {
             Jdbi jdbi = Jdbi.create(dataSource);
             jdbi.getConfig(Handles.class).setForceEndTransactions(false);
-            jdbi.getConfig(SqlStatements.class)
-                    .setQueryTimeout((int) Math.max(1, (callTimeout.toMillis() + 999) / 1000));
+            if (!statementsBoundByServer) {
+                jdbi.getConfig(SqlStatements.class)
+                        .setQueryTimeout((int) Math.max(1, (callTimeout.toMillis() + 999) / 1000));
+            }
             String tableName =
                     table != null ? table : mode == JdbcMode.LEASE ? DEFAULT_LEASE_TABLE : DEFAULT_SESSION_TABLE;
             Dialect dialect;

@@ -86,6 +86,27 @@ public abstract class Dialect {
     /** Moves the expiry of an unexpired row of {@code owner}; whether it was still held. */
     public abstract boolean extend(Handle h, String name, String owner, long leaseMillis);
 
+    /**
+     * The most lease rows {@link #extendMany} moves in one statement; 1 if the dialect has no such
+     * statement (then renewals go one by one through {@link #extend}).
+     */
+    public int maxExtendBatch() {
+        return 1;
+    }
+
+    /**
+     * Moves the expiry of each unexpired row {@code names[i]} of {@code owners[i]} by {@code leaseMillis[i]}
+     * in one statement; element {@code i} says whether row {@code i} was still held. By default one
+     * {@link #extend} each.
+     */
+    public boolean[] extendMany(Handle h, List<String> names, List<String> owners, List<Long> leaseMillis) {
+        boolean[] held = new boolean[names.size()];
+        for (int i = 0; i < held.length; i++) {
+            held[i] = extend(h, names.get(i), owners.get(i), leaseMillis.get(i));
+        }
+        return held;
+    }
+
     /** Frees {@code owner}'s row (rows are kept: see the fence rule) and signals waiters; whether it was held and unexpired. */
     public abstract boolean release(Handle h, String name, String owner);
 

@@ -2,8 +2,11 @@ package io.lockstep.jdbc.internal;
 
 import io.lockstep.ProviderInfo;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
@@ -88,6 +91,41 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
         boolean held =
                 withHandle("extend", h -> dialect.extend(h, handle.name(), handle.owner(), leaseTime.toMillis()));
         return held ? Optional.of(leaseTime) : Optional.empty();
+    }
+
+    /** As many renewals as the dialect moves in one statement (PostgreSQL); 1 elsewhere. */
+    @Override
+    public int maxRenewalBatch() {
+        return dialect.maxExtendBatch();
+    }
+
+    /**
+     * One statement for the whole batch where the dialect has one (PostgreSQL: an {@code UPDATE ... FROM
+     * unnest(...)}), expiry from the database's clock; result {@code i} is what {@link #extend} would have
+     * said for extension {@code i}. A failure fails the whole batch (one statement: all or nothing).
+     */
+    @Override
+    public List<Optional<Duration>> extendAll(List<Extension<Handle>> extensions) {
+        requireOpen();
+        if (extensions.size() == 1) {
+            Extension<Handle> only = extensions.get(0);
+            return List.of(extend(only.handle(), only.leaseTime()));
+        }
+        List<String> names = new ArrayList<>(extensions.size());
+        List<String> owners = new ArrayList<>(extensions.size());
+        List<Long> millis = new ArrayList<>(extensions.size());
+        for (Extension<Handle> e : extensions) {
+            names.add(e.handle().name());
+            owners.add(e.handle().owner());
+            millis.add(e.leaseTime().toMillis());
+        }
+        boolean[] held = withHandle(
+                "extending " + extensions.size() + " leases", h -> dialect.extendMany(h, names, owners, millis));
+        List<Optional<Duration>> results = new ArrayList<>(extensions.size());
+        for (int i = 0; i < held.length; i++) {
+            results.add(held[i] ? Optional.of(extensions.get(i).leaseTime()) : Optional.empty());
+        }
+        return results;
     }
 
     @Override

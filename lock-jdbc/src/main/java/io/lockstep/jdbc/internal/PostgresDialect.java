@@ -21,6 +21,7 @@ public final class PostgresDialect extends Dialect {
     private final String channel;
     private final String claimSql;
     private final String extendSql;
+    private final String extendManySql;
     private final String releaseSql;
     private final String deleteSql;
     private final String ensureSql;
@@ -54,6 +55,13 @@ public final class PostgresDialect extends Dialect {
         this.extendSql = "UPDATE " + this.table
                 + " SET expires_at = clock_timestamp() + :ms * interval '1 millisecond'"
                 + " WHERE name = :name AND owner = :owner AND expires_at > clock_timestamp()";
+        // One statement for a batch of renewals: element i of the arrays is extension i; a row comes back
+        // for each extension whose lease was still held, exactly the rows extendSql would have updated.
+        this.extendManySql = "UPDATE " + this.table + " AS l"
+                + " SET expires_at = clock_timestamp() + b.ms * interval '1 millisecond'"
+                + " FROM unnest(CAST(:names AS text[]), CAST(:owners AS text[]), CAST(:ms AS bigint[])) WITH ORDINALITY AS b(name, owner, ms, i)"
+                + " WHERE l.name = b.name AND l.owner = b.owner AND l.expires_at > clock_timestamp()"
+                + " RETURNING b.i";
         // Release expires the row rather than deleting it (see the claim); the self-join reads the expiry
         // from before the update, to answer whether the lease was still valid.
         this.releaseSql = "WITH d AS (UPDATE " + this.table + " AS l SET owner = '', expires_at = 'epoch'"
@@ -158,6 +166,26 @@ public final class PostgresDialect extends Dialect {
                         .bind("owner", owner)
                         .execute()
                 == 1;
+    }
+
+    /** Renewals per statement: three arrays of this many elements in one bind message. */
+    static final int MAX_EXTEND_BATCH = 1000;
+
+    @Override
+    public int maxExtendBatch() {
+        return MAX_EXTEND_BATCH;
+    }
+
+    @Override
+    public boolean[] extendMany(Handle h, List<String> names, List<String> owners, List<Long> leaseMillis) {
+        boolean[] held = new boolean[names.size()];
+        h.createQuery(extendManySql)
+                .bind("names", names.toArray(String[]::new))
+                .bind("owners", owners.toArray(String[]::new))
+                .bind("ms", leaseMillis.toArray(Long[]::new))
+                .mapTo(Long.class)
+                .forEach(i -> held[(int) (i - 1)] = true);
+        return held;
     }
 
     @Override
