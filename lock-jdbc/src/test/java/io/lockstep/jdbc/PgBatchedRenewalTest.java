@@ -28,12 +28,14 @@ import java.util.concurrent.TimeUnit;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Lease mode on PostgreSQL renews many rows with one statement ({@code LeaseBackend.extendAll}), and a
  * batch still reports loss per lease. Statements are counted exactly by a statement-level trigger on a
  * table of the test's own.
  */
+@ResourceLock(SharedServers.POSTGRES)
 class PgBatchedRenewalTest {
 
     private static final Duration LONG = Duration.ofMinutes(5);
@@ -41,7 +43,7 @@ class PgBatchedRenewalTest {
     @Test
     @DisplayName("a batch of five renewals where one row was taken over and one released loses exactly those two")
     void oneStatementReportsLossPerLease() throws Exception {
-        PostgresServer pg = PgFixture.server();
+        PostgresServer pg = SharedServers.postgres();
         String table = table("batch_loss");
         createSchema(pg, table);
         LeaseBackend backend = new LeaseBackend(
@@ -92,12 +94,12 @@ class PgBatchedRenewalTest {
     @Test
     @DisplayName("200 auto-renewed leases are renewed with a few statements, and the one taken over is lost alone")
     void manyLeasesRenewWithFewStatements() throws Exception {
-        PostgresServer pg = PgFixture.server();
+        PostgresServer pg = SharedServers.postgres();
         String table = table("batch_many");
         createSchema(pg, table);
         int leases = 200;
         Duration leaseTime = Duration.ofMillis(1500); // renewed every 500 ms
-        try (LockProvider locks = Locks.open(PgFixture.uri(pg.host(), pg.port(), "lease", "&table=" + table))) {
+        try (LockProvider locks = Locks.open(SharedServers.pgUri(pg.host(), pg.port(), "lease", "&table=" + table))) {
             List<Lease> held = new ArrayList<>();
             for (int i = 0; i < leases; i++) {
                 held.add(
