@@ -130,7 +130,9 @@ class RedisClusterReshardTest {
             assertThat(ask).as("clients were sent ASK during the migration").isPositive();
             assertThat(moved).as("clients were sent MOVED after it").isPositive();
         }
-        assertThat(failures).as("held locks granted to others, releases that failed").isEmpty();
+        assertThat(failures)
+                .as("held locks granted to others, releases that failed")
+                .isEmpty();
         assertThat(outcomes.get("acquired").get()).as("acquires granted").isGreaterThan(20);
         HistoryChecker.Report report = HistoryChecker.strict().check(history);
         assertThat(report.violations()).as(history.toString()).isEmpty();
@@ -173,7 +175,8 @@ class RedisClusterReshardTest {
                 // A held lock of the migrating slot is never granted to anyone else.
                 String other = heldNames.get(round % heldNames.size());
                 try {
-                    if (locks.tryAcquire(other, LeaseOptions.of(Duration.ofSeconds(1))).isPresent()) {
+                    if (locks.tryAcquire(other, LeaseOptions.of(Duration.ofSeconds(1)))
+                            .isPresent()) {
                         failures.add(client.name() + " was granted held lock " + other);
                     }
                 } catch (BackendUnavailableException e) {
@@ -218,7 +221,12 @@ class RedisClusterReshardTest {
                 }
                 for (List<String> lockKeys : byLock.values()) {
                     String reply = from.migrate(
-                            target.host(), target.port(), 0, 5000, new MigrateParams(), lockKeys.toArray(String[]::new));
+                            target.host(),
+                            target.port(),
+                            0,
+                            5000,
+                            new MigrateParams(),
+                            lockKeys.toArray(String[]::new));
                     if ("OK".equals(reply)) {
                         moved += lockKeys.size();
                     }
