@@ -4,9 +4,19 @@ import io.lockstep.BackendUnavailableException;
 import java.time.Duration;
 import java.util.List;
 import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Protocol;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisAskDataException;
+import redis.clients.jedis.exceptions.JedisClusterOperationException;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
 
 /**
  * {@code waitReplicas}: a script's write counts only once {@code WAIT replicas timeout} says that many
@@ -36,6 +46,31 @@ public record ReplicaAck(int replicas, Duration timeout) {
      * @throws JedisDataException as the script would (translated by the caller)
      */
     Acknowledged run(UnifiedJedis jedis, LuaScript script, String sampleKey, List<String> keys, List<String> args) {
+        for (int redirections = 0; ; redirections++) {
+            try {
+                return runHere(jedis, script, sampleKey, keys, args);
+            } catch (JedisRedirectionException | JedisConnectionException e) {
+                // A cluster pipeline routes by its slot table, and neither follows redirections nor refreshes
+                // the table when a node is gone (Jedis 5).
+                if (!(jedis instanceof JedisCluster cluster) || redirections >= MAX_REDIRECTIONS) {
+                    throw e;
+                }
+                if (e instanceof JedisAskDataException ask) {
+                    // The slot is migrating and the keys are on the importing node already: ask it directly.
+                    return asking(cluster, ask.getTargetNode(), script, keys, args);
+                }
+                // MOVED, or the node is gone: a keyed read through the cluster client follows the redirection
+                // or fails over to a fresh slot table, which the next pipeline routes by.
+                cluster.pttl(sampleKey);
+            }
+        }
+    }
+
+    /** How many MOVED answers or lost node connections one call gets past before it gives up (transient: the caller retries). */
+    private static final int MAX_REDIRECTIONS = 3;
+
+    private Acknowledged runHere(
+            UnifiedJedis jedis, LuaScript script, String sampleKey, List<String> keys, List<String> args) {
         try {
             return pipeline(jedis, script, true, sampleKey, keys, args);
         } catch (JedisDataException e) {
@@ -43,6 +78,24 @@ public record ReplicaAck(int replicas, Duration timeout) {
                 return pipeline(jedis, script, false, sampleKey, keys, args);
             }
             throw e;
+        }
+    }
+
+    /** {@code ASKING}, the script and {@code WAIT} on one connection to the node an ASK named. */
+    private Acknowledged asking(
+            JedisCluster cluster, HostAndPort node, LuaScript script, List<String> keys, List<String> args) {
+        ConnectionPool pool = cluster.getClusterNodes().get(node.toString());
+        if (pool == null) {
+            throw new JedisClusterOperationException("ASK named " + node + ", a node the client does not know yet");
+        }
+        try (Connection connection = pool.getResource()) {
+            Pipeline pipeline = new Pipeline(connection);
+            pipeline.sendCommand(Protocol.Command.ASKING, new String[0]);
+            // EVAL rather than EVALSHA: the importing node may not have the script cached, and this path is rare.
+            Response<Object> reply = pipeline.eval(script.source(), keys, args);
+            Response<Long> acknowledged = pipeline.waitReplicas(replicas, timeout.toMillis());
+            pipeline.sync();
+            return new Acknowledged(reply.get(), acknowledged.get());
         }
     }
 
@@ -58,7 +111,14 @@ public record ReplicaAck(int replicas, Duration timeout) {
                     bySha ? pipeline.evalsha(script.sha1(), keys, args) : pipeline.eval(script.source(), keys, args);
             Response<Long> acknowledged = pipeline.waitReplicas(sampleKey, replicas, timeout.toMillis());
             pipeline.sync();
-            Object value = reply.get(); // throws the script's error, NOSCRIPT included
+            Object value;
+            try {
+                value = reply.get(); // throws the script's error, NOSCRIPT included
+            } catch (IllegalStateException e) {
+                // A cluster pipeline logs a failed node connection and leaves that node's replies unset.
+                throw new JedisConnectionException(
+                        "no reply: the connection to the node serving " + sampleKey + " failed", e);
+            }
             return new Acknowledged(value, acknowledged.get());
         }
     }

@@ -44,29 +44,69 @@ public final class RedisClusterSetup implements AutoCloseable {
                         "--cluster-node-timeout", Long.toString(NODE_TIMEOUT.toMillis()))));
             }
             setup.create();
-            RedisSentinelSetup.poll(
-                    READY_TIMEOUT, "cluster_state:ok with 6 known nodes on every node", () -> setup.nodes.stream()
-                            .allMatch(n -> {
-                                String info = Resp.text(n.port(), "CLUSTER", "INFO");
-                                return "ok".equals(Resp.infoField(info, "cluster_state"))
-                                        && "6".equals(Resp.infoField(info, "cluster_known_nodes"));
-                            }));
-            // cluster_state:ok says every slot has a primary, not that the replicas finished their first sync;
-            // until they have, WAIT (waitReplicas) on that shard times out.
-            RedisSentinelSetup.poll(
-                    READY_TIMEOUT,
-                    "every replica in sync with its primary",
-                    () -> setup.nodes.stream()
-                                    .map(n -> Resp.text(n.port(), "INFO", "replication"))
-                                    .filter(info -> "slave".equals(Resp.infoField(info, "role")))
-                                    .filter(info -> "up".equals(Resp.infoField(info, "master_link_status")))
-                                    .count()
-                            == 3);
+            setup.awaitHealthy(READY_TIMEOUT);
             return setup;
         } catch (RuntimeException e) {
             setup.close();
             throw e;
         }
+    }
+
+    /**
+     * Waits (polling) until every running node reports {@code cluster_state:ok} and knows all six nodes,
+     * and three replicas are in sync with their primaries: after {@link #start()}, or after a killed node
+     * was restarted and rejoined as a replica.
+     *
+     * @throws IllegalStateException if that does not happen within {@code timeout}
+     */
+    public void awaitHealthy(Duration timeout) {
+        RedisSentinelSetup.poll(timeout, "cluster_state:ok with 6 known nodes on every node", () -> nodes.stream()
+                .filter(RedisServer::isRunning)
+                .allMatch(n -> {
+                    String info = Resp.text(n.port(), "CLUSTER", "INFO");
+                    return "ok".equals(Resp.infoField(info, "cluster_state"))
+                            && "6".equals(Resp.infoField(info, "cluster_known_nodes"));
+                }));
+        // cluster_state:ok says every slot has a primary, not that the replicas finished their first sync;
+        // until they have, WAIT (waitReplicas) on that shard times out.
+        RedisSentinelSetup.poll(
+                timeout,
+                "every replica in sync with its primary",
+                () -> nodes.stream()
+                                .filter(RedisServer::isRunning)
+                                .map(n -> Resp.text(n.port(), "INFO", "replication"))
+                                .filter(info -> "slave".equals(Resp.infoField(info, "role")))
+                                .filter(info -> "up".equals(Resp.infoField(info, "master_link_status")))
+                                .count()
+                        == 3);
+    }
+
+    /** The running replica of {@code primary} (its {@code INFO replication} names that port). */
+    public RedisServer replicaOf(RedisServer primary) {
+        return nodes.stream()
+                .filter(RedisServer::isRunning)
+                .filter(n -> n != primary)
+                .filter(n -> {
+                    String info = Resp.text(n.port(), "INFO", "replication");
+                    return "slave".equals(Resp.infoField(info, "role"))
+                            && Integer.toString(primary.port()).equals(Resp.infoField(info, "master_port"));
+                })
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no replica of 127.0.0.1:" + primary.port()));
+    }
+
+    /**
+     * Waits (polling) until {@code replica} has been promoted: it says it is a primary and the cluster
+     * is {@code ok} again on it.
+     *
+     * @throws IllegalStateException if no failover completed within {@code timeout}
+     */
+    public void awaitPromoted(RedisServer replica, Duration timeout) {
+        RedisSentinelSetup.poll(timeout, "a failover to 127.0.0.1:" + replica.port(), () -> {
+            String role = Resp.infoField(Resp.text(replica.port(), "INFO", "replication"), "role");
+            String state = Resp.infoField(Resp.text(replica.port(), "CLUSTER", "INFO"), "cluster_state");
+            return "master".equals(role) && "ok".equals(state);
+        });
     }
 
     /** {@code redis-cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>} (three seed nodes). */
