@@ -16,6 +16,10 @@ import org.jspecify.annotations.Nullable;
  * <em>early</em>, never late: its checks see validity left and time their last stretch precisely, so a
  * lease is judged expired exactly when it was before.
  *
+ * <p>Far-off renewals are timed here too: with thousands of auto-renewed leases, a scheduler task per
+ * lease per round cost a sift through the scheduler's heap of every lease's timer twice a round; a
+ * renewal that goes out up to two ticks early is still never later than its time.
+ *
  * <p>Thread-safe. The tick's task runs the checks on the scheduler thread, as a per-lease timer did.
  */
 final class ExpiryWheel {

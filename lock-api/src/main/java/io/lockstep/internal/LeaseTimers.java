@@ -11,9 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The two timers of one lease on the runtime's shared scheduler (its expiry check and its renewal),
- * a far-off expiry check on the provider's {@link ExpiryWheel} instead, and the hand-off of blocking work to the provider's lane on the renewal executor. The scheduler only times: nothing that
- * blocks, and no user code, runs on it.
+ * The two timers of one lease (its expiry check and its renewal): a far-off one joins a tick of the
+ * provider's {@link ExpiryWheel}, a near one is a task of its own on the runtime's shared scheduler;
+ * and the hand-off of blocking work to the provider's lane on the renewal executor. The scheduler only
+ * times: nothing that blocks, and no user code, runs on it.
  */
 final class LeaseTimers {
 
@@ -28,7 +29,8 @@ final class LeaseTimers {
     /** The current expiry check: a {@link ScheduledFuture} or an {@link ExpiryWheel.Entry}. */
     private volatile @Nullable Object expiryTask;
 
-    private volatile @Nullable ScheduledFuture<?> renewalTask;
+    /** The current renewal timer: a {@link ScheduledFuture} or an {@link ExpiryWheel.Entry}. */
+    private volatile @Nullable Object renewalTask;
 
     /**
      * @param background the provider's lane on the renewal executor
@@ -58,29 +60,47 @@ final class LeaseTimers {
      * and times the rest with this method again.
      */
     void expiryIn(long delayNanos, Runnable check) {
+        onWheelOrScheduler(delayNanos, check, true);
+    }
+
+    /**
+     * Times {@code task} on the wheel when far off (it may run up to two ticks early), else precisely
+     * on the scheduler; replaces the previous expiry check or renewal timer.
+     */
+    private void onWheelOrScheduler(long delayNanos, Runnable task, boolean expiry) {
         if (delayNanos < ExpiryWheel.MIN_DELAY_NANOS) {
-            schedule(check, delayNanos, true);
+            schedule(task, delayNanos, expiry);
             return;
         }
         if (!active.getAsBoolean()) {
             return;
         }
         try {
-            ExpiryWheel.Entry entry = wheel.add(delayNanos, guarded(check));
+            ExpiryWheel.Entry entry = wheel.add(delayNanos, guarded(task));
             if (entry == null) {
-                schedule(check, delayNanos, true); // its tick had run already
+                schedule(task, delayNanos, expiry); // its tick had run already
                 return;
             }
-            Object previous = expiryTask;
-            expiryTask = entry;
-            cancelExpiry(previous);
+            replace(entry, expiry);
         } catch (RejectedExecutionException e) {
             log.error("Lease scheduler for lock '{}' is shut down; the lease cannot be renewed or expired", name, e);
             cannotRun.run();
         }
     }
 
-    private static void cancelExpiry(@Nullable Object task) {
+    private void replace(Object timer, boolean expiry) {
+        Object previous;
+        if (expiry) {
+            previous = expiryTask;
+            expiryTask = timer;
+        } else {
+            previous = renewalTask;
+            renewalTask = timer;
+        }
+        cancelTimer(previous);
+    }
+
+    private static void cancelTimer(@Nullable Object task) {
         if (task instanceof ScheduledFuture<?> future) {
             future.cancel(false);
         } else if (task instanceof ExpiryWheel.Entry entry) {
@@ -89,11 +109,12 @@ final class LeaseTimers {
     }
 
     /**
-     * Runs {@code due} on the scheduler after {@code delayNanos}; it must not block (it hands the
-     * renewal to the provider's {@link RenewalBatcher}).
+     * Runs {@code due} on the scheduler after {@code delayNanos}, or up to two {@link ExpiryWheel}
+     * ticks sooner when far off (a renewal may go out early, never late); it must not block (it hands
+     * the renewal to the provider's {@link RenewalBatcher}). Replaces the previous renewal timer.
      */
     void renewalIn(long delayNanos, Runnable due) {
-        schedule(due, delayNanos, false);
+        onWheelOrScheduler(delayNanos, due, false);
     }
 
     /** Runs blocking work no caller waits for on the renewal executor (here, if it is shut down). */
@@ -116,11 +137,8 @@ final class LeaseTimers {
 
     /** Cancels both timers; a task already running checks the lease's state itself. */
     void cancel() {
-        ScheduledFuture<?> renewal = renewalTask;
-        if (renewal != null) {
-            renewal.cancel(false);
-        }
-        cancelExpiry(expiryTask);
+        cancelTimer(renewalTask);
+        cancelTimer(expiryTask);
     }
 
     private void schedule(Runnable task, long delayNanos, boolean expiry) {
@@ -130,17 +148,7 @@ final class LeaseTimers {
         try {
             ScheduledFuture<?> future =
                     runtime.scheduler().schedule(guarded(task), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-            if (expiry) {
-                Object previous = expiryTask;
-                expiryTask = future;
-                cancelExpiry(previous);
-            } else {
-                ScheduledFuture<?> previous = renewalTask;
-                renewalTask = future;
-                if (previous != null) {
-                    previous.cancel(false);
-                }
-            }
+            replace(future, expiry);
         } catch (RejectedExecutionException e) {
             log.error("Lease scheduler for lock '{}' is shut down; the lease cannot be renewed or expired", name, e);
             cannotRun.run();

@@ -6,7 +6,10 @@ import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockRuntime;
 import io.lockstep.LossReason;
+import io.lockstep.metrics.LockMetrics;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -19,7 +22,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Issue 12 item 3: an acquire + release costs no task on the shared scheduler (far-off expiry checks
  * share a tick) and none on the callback executor (nobody asked for {@code lost()}), while a lease
- * that is left to run out still expires and tells its observers on the callback executor.
+ * that is left to run out still expires and tells its observers on the callback executor; and
+ * auto-renewed leases far from their next renewal share the same ticks rather than a scheduler task
+ * each per round.
  */
 @DisplayName("lock-api: the acquire + release hot path hands no work to other threads")
 class HotPathSchedulingTest {
@@ -77,6 +82,52 @@ class HotPathSchedulingTest {
         assertThat(lease.lost().toCompletableFuture().isDone())
                 .as("lost() asked after the end")
                 .isTrue();
+    }
+
+    @Test
+    @DisplayName("1,000 auto-renewed leases over two renewal rounds: fewer scheduler tasks than leases, none lost")
+    void renewalsAtScaleShareTicks() throws Exception {
+        AtomicInteger renewed = new AtomicInteger();
+        AtomicInteger lost = new AtomicInteger();
+        TestBackend backend = new TestBackend();
+        backend.renewalBatch = 500;
+        try (BackendLockProvider<String> renewing = new BackendLockProvider<>(
+                backend,
+                LockRuntime.builder()
+                        .scheduler(scheduler)
+                        .metrics(new LockMetrics() {
+                            @Override
+                            public void renewed(String provider) {
+                                renewed.incrementAndGet();
+                            }
+
+                            @Override
+                            public void lost(String provider, LossReason reason) {
+                                lost.incrementAndGet();
+                            }
+                        })
+                        .build())) {
+            LeaseOptions options = LeaseOptions.of(Duration.ofMillis(900)).withAutoRenew();
+            List<Lease> leases = new ArrayList<>();
+            for (int i = 0; i < 1_000; i++) {
+                leases.add(renewing.tryAcquire("renewed-" + i, options).orElseThrow());
+            }
+            int tasksBefore = scheduled.get();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (renewed.get() < 2 * leases.size() && System.nanoTime() - deadline < 0) {
+                Thread.sleep(10); // polling the renewal count, with a deadline
+            }
+            int tasks = scheduled.get() - tasksBefore;
+            assertThat(renewed.get()).as("renewals").isGreaterThanOrEqualTo(2 * leases.size());
+            assertThat(lost.get()).as("leases lost").isZero();
+            assertThat(leases).allMatch(Lease::isValid);
+            // Before, each renewal was a scheduler task of its own: 2,000 here. Now one per 10 ms tick
+            // (and one per batch window).
+            assertThat(tasks)
+                    .as("scheduler tasks over %d renewals", renewed.get())
+                    .isLessThan(leases.size());
+            leases.forEach(Lease::release);
+        }
     }
 
     /** The runtime's kind of scheduler, counting what is scheduled on it. */

@@ -205,11 +205,19 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                     false);
         }
         List<Optional<Duration>> results = new ArrayList<>(extensions.size());
+        Duration leaseTime = null;
+        Optional<Duration> validity = Optional.empty();
         for (int i = 0; i < extensions.size(); i++) {
-            results.add(
-                    ((Long) reply.get(i)) == 1
-                            ? Optional.of(extendedValidity(extensions.get(i).leaseTime()))
-                            : Optional.empty());
+            if (((Long) reply.get(i)) != 1) {
+                results.add(Optional.empty());
+                continue;
+            }
+            Duration asked = extensions.get(i).leaseTime();
+            if (!asked.equals(leaseTime)) { // a batch mostly shares one lease time: compute its validity once
+                leaseTime = asked;
+                validity = Optional.of(extendedValidity(asked));
+            }
+            results.add(validity);
         }
         return results;
     }
