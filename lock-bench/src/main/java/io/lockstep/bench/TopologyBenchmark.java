@@ -30,12 +30,15 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * One uncontended acquire + release on the topologies people run: a Sentinel setup (1 primary, 2
@@ -239,7 +242,20 @@ public class TopologyBenchmark {
             List<String> keys = List.of(lockKey, lockKey + ":fence");
             List<String> args = List.of(token, TTL_MILLIS);
             List<?> reply;
-            if (wait) {
+            if (wait && jedis instanceof JedisCluster cluster) {
+                // One pooled connection to the slot's primary, as lock-redis's ReplicaAck does (Jedis 5.2's
+                // ClusterPipeline starts a thread pool per sync).
+                try (Connection connection = cluster.getConnectionFromSlot(JedisClusterCRC16.getSlot(lockKey))) {
+                    Pipeline pipeline = new Pipeline(connection);
+                    Response<Object> acquired = pipeline.evalsha(acquireSha, keys, args);
+                    Response<Long> acknowledged = pipeline.waitReplicas(1, WAIT_TIMEOUT_MILLIS);
+                    pipeline.sync();
+                    reply = (List<?>) acquired.get();
+                    if (acknowledged.get() < 1) {
+                        throw new IllegalStateException("no replica acknowledged '" + caller.name + "'");
+                    }
+                }
+            } else if (wait) {
                 try (AbstractPipeline pipeline = jedis.pipelined()) {
                     Response<Object> acquired = pipeline.evalsha(acquireSha, keys, args);
                     Response<Long> acknowledged = pipeline.waitReplicas(lockKey, 1, WAIT_TIMEOUT_MILLIS);
