@@ -163,6 +163,24 @@ public final class BenchReport {
         WHAT.put("shedlock", "ShedLock's JDBC provider (`JdbcTemplateLockProvider`), lockAtLeastFor 0");
         WHAT.put("redis-renewed", "lock-redis, leases of `leaseSeconds` with `withAutoRenew()`, batched renewal");
         WHAT.put("redisson-watchdog", "Redisson `RLock.lock()` with its watchdog (`lockWatchdogTimeout` = lease)");
+        WHAT.put(
+                "floor-redis-sentinel",
+                "**floor** of `redis-sentinel`: raw `JedisSentineled` running lock-redis's two scripts on the primary");
+        WHAT.put("redis-sentinel", "lock-redis via `redis-sentinel://` (1 primary, 2 replicas, 3 sentinels)");
+        WHAT.put(
+                "floor-redis-sentinel-wait1",
+                "**floor** of `redis-sentinel-wait1`: raw `JedisSentineled`, acquire script + `WAIT 1` pipelined on"
+                        + " one connection, then the release script");
+        WHAT.put("redis-sentinel-wait1", "lock-redis via `redis-sentinel://` with `waitReplicas=1`");
+        WHAT.put(
+                "floor-redis-cluster",
+                "**floor** of `redis-cluster`: raw `JedisCluster` running lock-redis's two scripts (3+3 cluster)");
+        WHAT.put("redis-cluster", "lock-redis via `redis-cluster://` (3 primaries, 3 replicas)");
+        WHAT.put(
+                "floor-redis-cluster-wait1",
+                "**floor** of `redis-cluster-wait1`: raw `JedisCluster`, acquire script + `WAIT 1` in one cluster"
+                        + " pipeline (one connection to the key's primary), then the release script");
+        WHAT.put("redis-cluster-wait1", "lock-redis via `redis-cluster://` with `waitReplicas=1`");
     }
 
     /** The floor of each Lockstep contender: raw Jedis doing its round trips. */

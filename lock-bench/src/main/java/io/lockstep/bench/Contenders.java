@@ -137,7 +137,7 @@ final class Contenders {
     }
 
     /** A Lockstep provider: {@code tryAcquire} with no wait, then {@code release}. */
-    private static final class Lockstep implements Contender {
+    static final class Lockstep implements Contender {
         private static final LeaseOptions OPTIONS = LeaseOptions.of(Duration.ofSeconds(30));
         private final LockProvider provider;
 

@@ -147,7 +147,9 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
                         masterName, primaryConfig, pool, new LinkedHashSet<>(sentinels), sentinelConfig);
             } catch (JedisException e) {
                 throw new BackendUnavailableException(
-                        "no sentinel of " + where + " named a primary for '" + masterName + "': " + e.getMessage(), e);
+                        "no sentinel of " + where + " named a primary for '" + masterName + "': " + e.getMessage()
+                                + tlsHint(tls, e),
+                        e);
             }
             builder = RedisLockProvider.builder(jedis)
                     .topology(new SentinelTopology(jedis, masterName, sentinels, sentinelConfig));
@@ -167,7 +169,7 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
                 jedis = new JedisCluster(nodes, clientConfig(tls, timeout, authority, 0, true), 5, timeout, pool);
             } catch (JedisException e) {
                 throw new BackendUnavailableException(
-                        "no node of the Redis Cluster " + where + " answered: " + e.getMessage(), e);
+                        "no node of the Redis Cluster " + where + " answered: " + e.getMessage() + tlsHint(tls, e), e);
             }
             builder = RedisLockProvider.builder(jedis).closeClient(true);
         } else {
@@ -267,5 +269,23 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
                         "redis-cluster",
                         "redis-cluster://h1:7000,h2:7001 (rediss-cluster:// for TLS)",
                         io.lockstep.redis.internal.RedisBackend.INFO));
+    }
+
+    /**
+     * With TLS, what to check when no node answered: Jedis reports a rejected certificate as "all sentinels
+     * down" or "could not initialize cluster slots cache" and may drop the handshake error, so it is named
+     * when there is one and suggested when there is not. Empty without TLS.
+     */
+    private static String tlsHint(TlsSettings tls, Throwable e) {
+        if (!tls.enabled()) {
+            return "";
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof javax.net.ssl.SSLException) {
+                return " (TLS handshake failed: " + t.getMessage() + ")";
+            }
+        }
+        return " (over TLS: if the servers run, check that trustStore holds the CA of their certificates and"
+                + " that the certificates name the host connected to, or set verifyHostname=false)";
     }
 }

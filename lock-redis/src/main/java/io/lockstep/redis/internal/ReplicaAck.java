@@ -17,12 +17,13 @@ import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisRedirectionException;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * {@code waitReplicas}: a script's write counts only once {@code WAIT replicas timeout} says that many
  * replicas have it. {@code WAIT} waits for the last write of <em>its own connection</em>, so the script
- * and {@code WAIT} are sent as one pipeline, which holds one connection (for a cluster, one per node,
- * chosen by {@code sampleKey}'s slot). Immutable.
+ * and {@code WAIT} are sent as one pipeline on one connection (for a cluster, a pooled connection to the
+ * primary of {@code sampleKey}'s slot). Immutable.
  *
  * @param replicas how many replicas must acknowledge; 0 turns the check off
  * @param timeout how long {@code WAIT} may block the connection (shorter than the socket timeout)
@@ -106,6 +107,20 @@ public record ReplicaAck(int replicas, Duration timeout) {
             String sampleKey,
             List<String> keys,
             List<String> args) {
+        if (jedis instanceof JedisCluster cluster) {
+            // Not cluster.pipelined(): Jedis 5.2's ClusterPipeline.sync() starts a new thread pool on every
+            // call (a thread per acquire and extend). One pooled connection to the slot's primary does the
+            // same round trip; MOVED and a lost node surface as the exceptions run() handles.
+            try (Connection connection = cluster.getConnectionFromSlot(JedisClusterCRC16.getSlot(sampleKey))) {
+                Pipeline pipeline = new Pipeline(connection);
+                Response<Object> reply = bySha
+                        ? pipeline.evalsha(script.sha1(), keys, args)
+                        : pipeline.eval(script.source(), keys, args);
+                Response<Long> acknowledged = pipeline.waitReplicas(replicas, timeout.toMillis());
+                pipeline.sync();
+                return new Acknowledged(reply.get(), acknowledged.get());
+            }
+        }
         try (AbstractPipeline pipeline = jedis.pipelined()) {
             Response<Object> reply =
                     bySha ? pipeline.evalsha(script.sha1(), keys, args) : pipeline.eval(script.source(), keys, args);

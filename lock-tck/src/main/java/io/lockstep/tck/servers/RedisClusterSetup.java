@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Redis Cluster on loopback: three primaries and three replicas, each a {@link RedisServer} with
@@ -26,7 +27,11 @@ public final class RedisClusterSetup implements AutoCloseable {
 
     private final List<RedisServer> nodes = new ArrayList<>();
 
-    private RedisClusterSetup() {}
+    private final @Nullable RedisTls tls;
+
+    private RedisClusterSetup(@Nullable RedisTls tls) {
+        this.tls = tls;
+    }
 
     /**
      * Starts six nodes, creates the cluster and waits (polling, at most 60 s) until it serves every slot.
@@ -35,13 +40,27 @@ public final class RedisClusterSetup implements AutoCloseable {
      *     was not ready in time
      */
     public static RedisClusterSetup start() {
-        RedisClusterSetup setup = new RedisClusterSetup();
+        return start(null);
+    }
+
+    /**
+     * {@link #start()}, every node speaking only TLS with {@code tls}'s certificate: clients, replication and
+     * the cluster bus ({@code --tls-cluster yes}, so the nodes announce their TLS ports). {@link #uri()} is
+     * then {@code rediss-cluster://}; clients trust {@link RedisTls#trustStore()}.
+     */
+    public static RedisClusterSetup startTls(RedisTls tls) {
+        return start(tls);
+    }
+
+    private static RedisClusterSetup start(@Nullable RedisTls tls) {
+        RedisClusterSetup setup = new RedisClusterSetup(tls);
         try {
             for (int i = 0; i < 6; i++) {
-                setup.nodes.add(RedisServer.startWith(List.of(
+                List<String> args = List.of(
                         "--cluster-enabled", "yes",
                         "--cluster-config-file", "nodes.conf",
-                        "--cluster-node-timeout", Long.toString(NODE_TIMEOUT.toMillis()))));
+                        "--cluster-node-timeout", Long.toString(NODE_TIMEOUT.toMillis()));
+                setup.nodes.add(tls == null ? RedisServer.startWith(args) : RedisServer.startTlsWith(tls, args));
             }
             setup.create();
             setup.awaitHealthy(READY_TIMEOUT);
@@ -109,9 +128,9 @@ public final class RedisClusterSetup implements AutoCloseable {
         });
     }
 
-    /** {@code redis-cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>} (three seed nodes). */
+    /** {@code redis-cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>} (three seed nodes; {@code rediss-cluster://} with TLS). */
     public String uri() {
-        return "redis-cluster://"
+        return (tls == null ? "redis-cluster://" : "rediss-cluster://")
                 + nodes.subList(0, 3).stream()
                         .map(n -> n.host() + ":" + n.port())
                         .collect(Collectors.joining(","));
@@ -173,13 +192,20 @@ public final class RedisClusterSetup implements AutoCloseable {
     @Override
     public void close() {
         nodes.forEach(LocalServer::close);
+        if (tls != null) {
+            nodes.forEach(n -> Resp.forgetTls(n.port()));
+        }
     }
 
     private void create() {
         String cli = LocalServer.findOnPath("redis-cli")
                 .orElseThrow(() -> new IllegalStateException(
                         "redis-cli was not found on PATH; install it with: apt-get install -y redis-tools"));
-        List<String> command = new ArrayList<>(List.of(cli, "--cluster", "create"));
+        List<String> command = new ArrayList<>(List.of(cli));
+        if (tls != null) {
+            command.addAll(List.of("--tls", "--cacert", tls.certificate().toString()));
+        }
+        command.addAll(List.of("--cluster", "create"));
         nodes.forEach(n -> command.add(n.host() + ":" + n.port()));
         command.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
         try {

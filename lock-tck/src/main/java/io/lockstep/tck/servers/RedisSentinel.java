@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code redis-sentinel} process on loopback (run as {@code redis-server <conf> --sentinel}, which is
@@ -18,9 +20,16 @@ public final class RedisSentinel extends LocalServer {
     private final int primaryPort;
     private final int quorum;
     private final long downAfterMillis;
+    private final @Nullable RedisTls tls;
 
     RedisSentinel(String masterName, int primaryPort, int quorum, long downAfterMillis) {
+        this(masterName, primaryPort, quorum, downAfterMillis, null);
+    }
+
+    /** A sentinel that speaks only TLS with {@code tls}'s certificate, to clients, data nodes and other sentinels. */
+    RedisSentinel(String masterName, int primaryPort, int quorum, long downAfterMillis, @Nullable RedisTls tls) {
         super("redis-server", RedisServer.INSTALL);
+        this.tls = tls;
         this.masterName = masterName;
         this.primaryPort = primaryPort;
         this.quorum = quorum;
@@ -49,7 +58,14 @@ public final class RedisSentinel extends LocalServer {
                 throw new UncheckedIOException(e);
             }
         }
-        return List.of(executable, conf.toString(), "--sentinel", "--port", Integer.toString(port));
+        if (tls == null) {
+            return List.of(executable, conf.toString(), "--sentinel", "--port", Integer.toString(port));
+        }
+        Resp.useTls(port, tls.socketFactory());
+        List<String> command = new ArrayList<>(List.of(
+                executable, conf.toString(), "--sentinel", "--port", "0", "--tls-port", Integer.toString(port)));
+        command.addAll(tls.serverArgs());
+        return command;
     }
 
     @Override

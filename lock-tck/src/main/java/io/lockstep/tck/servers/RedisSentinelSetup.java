@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Redis Sentinel setup on loopback: one primary, two replicas and three sentinels (quorum 2), each a
@@ -37,7 +38,11 @@ public final class RedisSentinelSetup implements AutoCloseable {
     private final List<RedisServer> dataNodes = new ArrayList<>();
     private final List<RedisSentinel> sentinels = new ArrayList<>();
 
-    private RedisSentinelSetup() {}
+    private final @Nullable RedisTls tls;
+
+    private RedisSentinelSetup(@Nullable RedisTls tls) {
+        this.tls = tls;
+    }
 
     /**
      * Starts the five processes and waits (polling, at most 30 s) until replication and the sentinels
@@ -47,16 +52,29 @@ public final class RedisSentinelSetup implements AutoCloseable {
      *     saying what was not ready in time
      */
     public static RedisSentinelSetup start() {
-        RedisSentinelSetup setup = new RedisSentinelSetup();
+        return start(null);
+    }
+
+    /**
+     * {@link #start()}, every process speaking only TLS with {@code tls}'s certificate: clients, replication
+     * and sentinel links. {@link #uri()} is then {@code rediss-sentinel://}; clients trust
+     * {@link RedisTls#trustStore()}.
+     */
+    public static RedisSentinelSetup startTls(RedisTls tls) {
+        return start(tls);
+    }
+
+    private static RedisSentinelSetup start(@Nullable RedisTls tls) {
+        RedisSentinelSetup setup = new RedisSentinelSetup(tls);
         try {
-            RedisServer primary = RedisServer.start();
+            RedisServer primary = setup.startNode(List.of());
             setup.dataNodes.add(primary);
             for (int i = 0; i < 2; i++) {
                 setup.dataNodes.add(
-                        RedisServer.startWith(List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port()))));
+                        setup.startNode(List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port()))));
             }
             for (int i = 0; i < 3; i++) {
-                RedisSentinel sentinel = new RedisSentinel(MASTER_NAME, primary.port(), 2, DOWN_AFTER.toMillis());
+                RedisSentinel sentinel = new RedisSentinel(MASTER_NAME, primary.port(), 2, DOWN_AFTER.toMillis(), tls);
                 setup.sentinels.add(sentinel);
                 sentinel.startProcess();
             }
@@ -68,9 +86,13 @@ public final class RedisSentinelSetup implements AutoCloseable {
         }
     }
 
-    /** {@code redis-sentinel://127.0.0.1:<s1>,127.0.0.1:<s2>,127.0.0.1:<s3>/mymaster}. */
+    private RedisServer startNode(List<String> args) {
+        return tls == null ? RedisServer.startWith(args) : RedisServer.startTlsWith(tls, args);
+    }
+
+    /** {@code redis-sentinel://127.0.0.1:<s1>,127.0.0.1:<s2>,127.0.0.1:<s3>/mymaster} ({@code rediss-sentinel://} with TLS). */
     public String uri() {
-        return "redis-sentinel://"
+        return (tls == null ? "redis-sentinel://" : "rediss-sentinel://")
                 + sentinels.stream().map(s -> s.host() + ":" + s.port()).collect(Collectors.joining(","))
                 + "/" + MASTER_NAME;
     }
@@ -140,6 +162,10 @@ public final class RedisSentinelSetup implements AutoCloseable {
     public void close() {
         sentinels.forEach(LocalServer::close);
         dataNodes.forEach(LocalServer::close);
+        if (tls != null) {
+            sentinels.forEach(s -> Resp.forgetTls(s.port()));
+            dataNodes.forEach(n -> Resp.forgetTls(n.port()));
+        }
     }
 
     private void awaitReady(RedisServer primary, Duration timeout) {

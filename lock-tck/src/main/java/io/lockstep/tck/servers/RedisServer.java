@@ -29,12 +29,29 @@ public final class RedisServer extends LocalServer {
     private final List<String> extraArgs;
     private final @Nullable Path tlsCert;
     private final @Nullable Path tlsKey;
+    private final @Nullable RedisTls tls;
 
     private RedisServer(List<String> extraArgs, @Nullable Path tlsCert, @Nullable Path tlsKey) {
+        this(extraArgs, tlsCert, tlsKey, null);
+    }
+
+    private RedisServer(List<String> extraArgs, @Nullable Path tlsCert, @Nullable Path tlsKey, @Nullable RedisTls tls) {
         super("redis-server", INSTALL);
         this.extraArgs = List.copyOf(extraArgs);
         this.tlsCert = tlsCert;
         this.tlsKey = tlsKey;
+        this.tls = tls;
+    }
+
+    /**
+     * Starts a server that speaks only TLS with {@code tls}'s certificate, also for replication and the
+     * cluster bus (it trusts that certificate as CA), with extra arguments such as {@code --replicaof} or
+     * {@code --cluster-enabled yes}. The launchers' readiness checks reach it over TLS too.
+     */
+    public static RedisServer startTlsWith(RedisTls tls, List<String> extraArgs) {
+        RedisServer server = new RedisServer(extraArgs, tls.certificate(), tls.key(), tls);
+        server.startProcess();
+        return server;
     }
 
     /**
@@ -93,12 +110,19 @@ public final class RedisServer extends LocalServer {
                     "--tls-key-file", tlsKey.toString(),
                     "--tls-auth-clients", "no"));
         }
+        if (tls != null) {
+            command.addAll(tls.serverArgs());
+            Resp.useTls(port, tls.socketFactory());
+        }
         command.addAll(extraArgs);
         return command;
     }
 
     @Override
     protected boolean answers(int port) {
+        if (tls != null) {
+            return "PONG".equals(Resp.text(port, "PING"));
+        }
         if (tlsCert != null) {
             return true; // the TLS port accepted a connection; a plaintext PING would be refused
         }

@@ -10,6 +10,9 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.net.ssl.SSLSocketFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,16 +21,34 @@ import org.jspecify.annotations.Nullable;
  */
 final class Resp {
 
+    /**
+     * Ports of servers that speak only TLS, and how to reach them: a TLS launcher registers its port when
+     * it picks it and removes it when it stops, so every readiness check keeps addressing nodes by port.
+     */
+    private static final Map<Integer, SSLSocketFactory> TLS = new ConcurrentHashMap<>();
+
     private Resp() {}
+
+    /** From now on, {@link #call} speaks TLS to {@code port} through {@code factory}. */
+    static void useTls(int port, SSLSocketFactory factory) {
+        TLS.put(port, factory);
+    }
+
+    /** {@code port} is no longer a TLS server's (it stopped). */
+    static void forgetTls(int port) {
+        TLS.remove(port);
+    }
 
     /**
      * Sends {@code args} to the server at 127.0.0.1:{@code port} and returns the reply: a String, a Long,
      * a List of replies, or null.
      */
     static @Nullable Object call(int port, String... args) throws IOException {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
-            socket.setSoTimeout(1000);
+        try (Socket plain = new Socket()) {
+            plain.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            plain.setSoTimeout(1000);
+            SSLSocketFactory tls = TLS.get(port);
+            Socket socket = tls == null ? plain : tls.createSocket(plain, "127.0.0.1", port, true);
             OutputStream out = socket.getOutputStream();
             StringBuilder request = new StringBuilder("*").append(args.length).append("\r\n");
             for (String arg : args) {
