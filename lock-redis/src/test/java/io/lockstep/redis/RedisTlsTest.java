@@ -9,12 +9,9 @@ import io.lockstep.LockConfigurationException;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.tck.servers.RedisServer;
-import java.io.IOException;
-import java.nio.file.Files;
+import io.lockstep.tck.servers.RedisTls;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -28,60 +25,16 @@ class RedisTlsTest {
 
     @BeforeAll
     static void start() throws Exception {
-        Path dir = Files.createTempDirectory("lockstep-tls");
-        // A self-signed certificate for 127.0.0.1, and a trust store that holds it.
-        run(
-                dir,
-                "openssl",
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                "key.pem",
-                "-out",
-                "cert.pem",
-                "-days",
-                "1",
-                "-subj",
-                "/CN=127.0.0.1",
-                "-addext",
-                "subjectAltName=IP:127.0.0.1");
-        run(
-                dir,
-                "keytool",
-                "-importcert",
-                "-noprompt",
-                "-alias",
-                "redis",
-                "-file",
-                "cert.pem",
-                "-keystore",
-                "trust.p12",
-                "-storetype",
-                "PKCS12",
-                "-storepass",
-                "changeit");
-        trustStore = dir.resolve("trust.p12");
-        redis = RedisServer.startTls(dir.resolve("cert.pem"), dir.resolve("key.pem"));
+        // A self-signed certificate for 127.0.0.1, and a trust store that holds it (lock-tck's launcher).
+        RedisTls tls = RedisTls.selfSigned();
+        trustStore = tls.trustStore();
+        redis = RedisServer.startTls(tls.certificate(), tls.key());
     }
 
     @AfterAll
     static void stop() {
         if (redis != null) {
             redis.close();
-        }
-    }
-
-    private static void run(Path dir, String... command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(command)
-                .directory(dir.toFile())
-                .redirectErrorStream(true)
-                .start();
-        String output = new String(p.getInputStream().readAllBytes());
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IllegalStateException(String.join(" ", List.of(command)) + " failed: " + output);
         }
     }
 
