@@ -33,6 +33,16 @@ final class LeaseTimers {
     private volatile @Nullable Object renewalTask;
 
     /**
+     * How many expiry checks and renewal timers were asked for; guarded by {@code this}. A timer may fire
+     * and ask for its successor before the call that made it has stored it (the thread was descheduled
+     * in between): the number says which of the two is the later one, so storing the earlier one never
+     * cancels the later.
+     */
+    private long expiryRequests;
+
+    private long renewalRequests;
+
+    /**
      * @param background the provider's lane on the renewal executor
      * @param wheel the provider's coarse timers for far-off expiry checks
      * @param name the lock's name, for log lines
@@ -68,36 +78,50 @@ final class LeaseTimers {
      * on the scheduler; replaces the previous expiry check or renewal timer.
      */
     private void onWheelOrScheduler(long delayNanos, Runnable task, boolean expiry) {
-        if (delayNanos < ExpiryWheel.MIN_DELAY_NANOS) {
-            schedule(task, delayNanos, expiry);
+        if (!active.getAsBoolean()) {
             return;
         }
-        if (!active.getAsBoolean()) {
+        long request = nextRequest(expiry);
+        if (delayNanos < ExpiryWheel.MIN_DELAY_NANOS) {
+            schedule(task, delayNanos, expiry, request);
             return;
         }
         try {
             ExpiryWheel.Entry entry = wheel.add(delayNanos, guarded(task));
             if (entry == null) {
-                schedule(task, delayNanos, expiry); // its tick had run already
+                schedule(task, delayNanos, expiry, request); // its tick had run already
                 return;
             }
-            replace(entry, expiry);
+            replace(entry, expiry, request);
         } catch (RejectedExecutionException e) {
             log.error("Lease scheduler for lock '{}' is shut down; the lease cannot be renewed or expired", name, e);
             cannotRun.run();
         }
     }
 
-    private void replace(Object timer, boolean expiry) {
-        Object previous;
-        if (expiry) {
-            previous = expiryTask;
-            expiryTask = timer;
-        } else {
-            previous = renewalTask;
-            renewalTask = timer;
+    private synchronized long nextRequest(boolean expiry) {
+        return expiry ? ++expiryRequests : ++renewalRequests;
+    }
+
+    /**
+     * Makes {@code timer} the current one and cancels the one before, unless a later request stored its
+     * timer first: then {@code timer} is the stale one (it may have fired already; its task checks the
+     * lease's state itself) and is cancelled instead.
+     */
+    private void replace(Object timer, boolean expiry, long request) {
+        Object stale;
+        synchronized (this) {
+            if (request != (expiry ? expiryRequests : renewalRequests)) {
+                stale = timer;
+            } else if (expiry) {
+                stale = expiryTask;
+                expiryTask = timer;
+            } else {
+                stale = renewalTask;
+                renewalTask = timer;
+            }
         }
-        cancelTimer(previous);
+        cancelTimer(stale);
     }
 
     private static void cancelTimer(@Nullable Object task) {
@@ -141,14 +165,11 @@ final class LeaseTimers {
         cancelTimer(expiryTask);
     }
 
-    private void schedule(Runnable task, long delayNanos, boolean expiry) {
-        if (!active.getAsBoolean()) {
-            return;
-        }
+    private void schedule(Runnable task, long delayNanos, boolean expiry, long request) {
         try {
             ScheduledFuture<?> future =
                     runtime.scheduler().schedule(guarded(task), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-            replace(future, expiry);
+            replace(future, expiry, request);
         } catch (RejectedExecutionException e) {
             log.error("Lease scheduler for lock '{}' is shut down; the lease cannot be renewed or expired", name, e);
             cannotRun.run();

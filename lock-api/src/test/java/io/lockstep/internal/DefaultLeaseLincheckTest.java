@@ -275,8 +275,11 @@ public class DefaultLeaseLincheckTest {
         public void close() {}
     }
 
-    /** Accepts every task and never runs one: expiry is then observed only through the lease's checks. */
-    static final class NeverRunningScheduler extends AbstractExecutorService implements ScheduledExecutorService {
+    /**
+     * Accepts every task and never runs one: expiry is then observed only through the lease's checks.
+     * Other tests of this package extend it to run some tasks themselves.
+     */
+    static class NeverRunningScheduler extends AbstractExecutorService implements ScheduledExecutorService {
         @Override
         public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
             return new NeverFuture<>();
