@@ -74,6 +74,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@link ProviderInfo#capabilities()} are skipped by assumption; a claim that is false fails. Every
  * test uses lock names of its own, so the kit can run against a shared (staging) backend. Waits scale
  * with {@code -Dlockstep.tck.timing=N} ({@link Timing}).
+ *
+ * <p>Kit classes that run at the same time in one JVM (JUnit's parallel execution) should not share a
+ * callback executor: one test blocks every thread of the provider's {@link
+ * io.lockstep.LockRuntime#callbackExecutor() callback executor} for a few seconds, which delays the
+ * {@code lost()} stages of the other class's leases past the kit's waits. Give each class a runtime of
+ * its own ({@code LockConfig.withRuntime}), as lock-jdbc's tests do.
  */
 public abstract class LockProviderCompatibilityKit {
 
@@ -503,7 +509,10 @@ public abstract class LockProviderCompatibilityKit {
             Duration ttl = shortLease();
             CountDownLatch unblock = track(new CountDownLatchCloser()).latch;
             AtomicInteger blocking = new AtomicInteger();
-            for (int i = 0; i < 4; i++) { // more than a small scheduler has threads
+            // Four: more than a small scheduler has threads, and every thread of the default callback
+            // executor, so a callback run on any timing thread would stop renewal. (It also holds up the
+            // lost() stages of anything else on the same callback executor until the test ends.)
+            for (int i = 0; i < 4; i++) {
                 Lease expiring = mustAcquire(provider, lockName("expiring-" + i), lease(ttl));
                 expiring.lost().thenRun(() -> {
                     blocking.incrementAndGet();

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 import org.quicktheories.core.Gen;
 
 /**
@@ -14,6 +15,11 @@ import org.quicktheories.core.Gen;
  * a skip, a number towards its lower bound) but does not delete list elements it still needs for
  * alignment, so the deletion pass finishes the job: the failure names a sequence from which no single
  * step can be removed, QuickTheories' own report, and the seed that reproduces it ({@code -DQT_SEED=}).
+ *
+ * <p>A step may name an element an earlier step made (the n-th lease handed out). Deleting an earlier
+ * step that made one shifts what the later steps name, so the pass also tries each deletion with the
+ * later steps renumbered one back ({@code shiftBack}); without that, an unneeded acquire before the lease
+ * a failure needs could never be deleted, and how short the result came out depended on the seed.
  */
 final class SequenceProperty {
 
@@ -44,9 +50,12 @@ final class SequenceProperty {
      * Checks {@code property} on {@code tries} sequences from {@code steps}.
      *
      * @param skip the step that does nothing (dropped from the reported sequence)
+     * @param shiftBack the same step naming the element one before the one it names (itself if it names
+     *     none, or the first)
      * @throws Falsified if a sequence falsifies the property
      */
-    static <T> void check(int tries, Gen<List<T>> steps, Predicate<T> skip, Consumer<List<T>> property) {
+    static <T> void check(
+            int tries, Gen<List<T>> steps, Predicate<T> skip, UnaryOperator<T> shiftBack, Consumer<List<T>> property) {
         RecordingReporter reporter = new RecordingReporter();
         try {
             qt().withExamples(tries)
@@ -58,12 +67,12 @@ final class SequenceProperty {
             @SuppressWarnings("unchecked")
             List<T> smallest = new ArrayList<>((List<T>) reporter.smallest());
             smallest.removeIf(skip);
-            List<T> minimal = deleteSteps(smallest, property);
+            List<T> minimal = deleteSteps(smallest, shiftBack, property);
             throw new Falsified(minimal, failure(minimal, property), quickTheories);
         }
     }
 
-    private static <T> List<T> deleteSteps(List<T> failing, Consumer<List<T>> property) {
+    private static <T> List<T> deleteSteps(List<T> failing, UnaryOperator<T> shiftBack, Consumer<List<T>> property) {
         List<T> current = new ArrayList<>(failing);
         boolean shorter = true;
         while (shorter) {
@@ -71,11 +80,20 @@ final class SequenceProperty {
             for (int i = 0; i < current.size(); i++) {
                 List<T> candidate = new ArrayList<>(current);
                 candidate.remove(i);
+                List<T> renumbered = new ArrayList<>(candidate);
+                renumbered.replaceAll(shiftBack);
+                for (int k = 0; k < i; k++) {
+                    renumbered.set(k, candidate.get(k)); // only the steps after the deleted one shift
+                }
                 if (failure(candidate, property) != null) {
                     current = candidate;
-                    shorter = true;
-                    i--;
+                } else if (!renumbered.equals(candidate) && failure(renumbered, property) != null) {
+                    current = renumbered;
+                } else {
+                    continue;
                 }
+                shorter = true;
+                i--;
             }
         }
         return current;
