@@ -9,14 +9,13 @@ import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
 import io.lockstep.Locks;
 import io.lockstep.LossReason;
-import io.lockstep.metrics.LockMetrics;
+import io.lockstep.tck.CountingMetrics;
 import io.lockstep.tck.Timing;
 import io.lockstep.tck.servers.RedisServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -46,35 +45,13 @@ class RedisRenewalAtScaleTest {
         }
     }
 
-    /** Counts renewals and losses; thread-safe and non-blocking, as metrics must be. */
-    private static final class Counts implements LockMetrics {
-        final AtomicLong renewed = new AtomicLong();
-        final AtomicLong renewalFailed = new AtomicLong();
-        final AtomicLong lost = new AtomicLong();
-
-        @Override
-        public void renewed(String provider) {
-            renewed.incrementAndGet();
-        }
-
-        @Override
-        public void renewalFailed(String provider) {
-            renewalFailed.incrementAndGet();
-        }
-
-        @Override
-        public void lost(String provider, LossReason reason) {
-            lost.incrementAndGet();
-        }
-    }
-
     @Test
     @DisplayName(
             "10,000 leases are renewed in batches: one script call per at least 20 renewals, at most 16 renewal threads")
     void tenThousandLeasesRenewInBatchesOnBoundedThreads() throws Exception {
         RedisServer server = RedisServer.start();
         toClose.add(server);
-        Counts counts = new Counts();
+        CountingMetrics counts = new CountingMetrics();
         LockRuntime runtime = LockRuntime.builder().metrics(counts).build();
         LockProvider provider = Locks.open(LockConfig.of(server.uri()).withRuntime(runtime));
         toClose.add(provider);
@@ -92,13 +69,13 @@ class RedisRenewalAtScaleTest {
         }
 
         long scriptsBefore = scriptCalls(admin);
-        long renewedBefore = counts.renewed.get();
+        long renewedBefore = counts.renewals();
         // Every lease renews at a third of its lease time: wait for two rounds of all of them.
         long deadline = System.nanoTime() + timing.millis(30_000).toNanos();
-        while (counts.renewed.get() - renewedBefore < 2L * LEASES && System.nanoTime() - deadline < 0) {
+        while (counts.renewals() - renewedBefore < 2L * LEASES && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
         }
-        long renewals = counts.renewed.get() - renewedBefore;
+        long renewals = counts.renewals() - renewedBefore;
         long scripts = scriptCalls(admin) - scriptsBefore;
 
         System.out.printf(
@@ -109,8 +86,8 @@ class RedisRenewalAtScaleTest {
                 .as("script calls at the server for %d renewals", renewals)
                 .isPositive();
         assertThat(scripts * 20).as("script calls × 20 (%d renewals)", renewals).isLessThanOrEqualTo(renewals);
-        assertThat(counts.lost.get()).as("leases lost").isZero();
-        assertThat(counts.renewalFailed.get()).as("renewals failed").isZero();
+        assertThat(counts.losses()).as("leases lost").isZero();
+        assertThat(counts.renewalFailures()).as("renewals failed").isZero();
         assertThat(leases).allMatch(Lease::isValid, "valid");
         assertThat(threads.peakRenewalThreads())
                 .as("renewal threads alive at once")
@@ -131,7 +108,7 @@ class RedisRenewalAtScaleTest {
     void aBatchLosesOnlyTheLeaseWhoseKeyWasTaken() throws Exception {
         RedisServer server = RedisServer.start();
         toClose.add(server);
-        Counts counts = new Counts();
+        CountingMetrics counts = new CountingMetrics();
         LockProvider provider = Locks.open(LockConfig.of(server.uri())
                 .withRuntime(LockRuntime.builder().metrics(counts).build()));
         toClose.add(provider);
@@ -148,13 +125,13 @@ class RedisRenewalAtScaleTest {
         Lease taken = leases.get(17);
         assertThat(taken.lost().toCompletableFuture().get(10, TimeUnit.SECONDS)).isEqualTo(LossReason.NOT_HELD);
         long deadline = System.nanoTime() + timing.millis(10_000).toNanos();
-        while (counts.renewed.get() < 2L * 49 && System.nanoTime() - deadline < 0) {
+        while (counts.renewals() < 2L * 49 && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
         }
-        assertThat(counts.renewed.get()).as("renewals of the other leases").isGreaterThanOrEqualTo(2L * 49);
+        assertThat(counts.renewals()).as("renewals of the other leases").isGreaterThanOrEqualTo(2L * 49);
         assertThat(scriptCalls(admin) - scriptsBefore)
-                .as("script calls for %d renewals", counts.renewed.get())
-                .isLessThan(counts.renewed.get());
+                .as("script calls for %d renewals", counts.renewals())
+                .isLessThan(counts.renewals());
         assertThat(admin.get("lockstep:{batch-17}")).as("the new owner's key").isEqualTo("someone-else");
         for (Lease lease : leases) {
             if (lease != taken) {
@@ -162,7 +139,7 @@ class RedisRenewalAtScaleTest {
                 assertThat(lease.isValid()).as(lease.name()).isTrue();
             }
         }
-        assertThat(counts.lost.get()).as("leases lost").isEqualTo(1);
+        assertThat(counts.losses()).as("leases lost").isEqualTo(1);
     }
 
     /** Calls of EVALSHA and EVAL the server has counted. */

@@ -6,6 +6,7 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockConfig;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
+import io.lockstep.tck.LogCapture;
 import io.lockstep.tck.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,39 +1,31 @@
 package io.lockstep.redis;
 
+import static io.lockstep.redis.FailoverProcedure.poll;
+import static io.lockstep.redis.FailoverProcedure.retrying;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.lockstep.BackendUnavailableException;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.LockTimeoutException;
 import io.lockstep.Locks;
-import io.lockstep.LossReason;
-import io.lockstep.tck.history.Event.Op;
-import io.lockstep.tck.history.FencedRegister;
-import io.lockstep.tck.history.History;
-import io.lockstep.tck.history.HistoryChecker;
 import io.lockstep.tck.servers.RedisSentinelSetup;
 import io.lockstep.tck.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.Protocol;
 
 /**
  * Kills the primary of a Sentinel setup while locks are held and counts, with the history checker, how
- * often a second holder gets in after the failover. Two kinds of lock: taken while the replicas were in
+ * often a second holder gets in after the failover ({@link FailoverProcedure}, which {@link
+ * RedisClusterFailoverTest} runs on a cluster). Two kinds of lock: taken while the replicas were in
  * sync, and taken while they lagged (the replicas were stopped and the primary dropped its replica links,
  * so those writes lived on the primary only, as asynchronous replication allows). Bounded: {@link #LOCKS}
  * locks of each kind, one failover per test; the figures are printed as {@code FAILOVER-FIGURES} lines and
@@ -42,30 +34,14 @@ import redis.clients.jedis.Protocol;
 @DisplayName("A Sentinel failover while locks are held")
 class RedisSentinelFailoverTest {
 
-    private static final int LOCKS = 5;
-    private static final Duration LEASE = Duration.ofSeconds(60);
-    private static final Duration DEADLINE = Duration.ofSeconds(30);
-
-    /** What one failover did. */
-    record Figures(
-            int waitReplicas,
-            int grantedInSync,
-            int grantedLagging,
-            int failedClosed,
-            int secondHoldersInSync,
-            int secondHoldersLagging,
-            long overlapsSeen,
-            long fencesNotIncreasing,
-            long staleWritesAccepted,
-            int lateWritesAccepted,
-            int lossesReported,
-            int leasesExtendedAfterFailover) {}
+    private static final int LOCKS = FailoverProcedure.LOCKS;
+    private static final Duration DEADLINE = FailoverProcedure.DEADLINE;
 
     @Test
     @DisplayName("without waitReplicas, locks taken while replicas lag get a second holder and repeated fences;"
             + " every lease of the old primary is reported lost")
     void withoutReplicaAcknowledgementLaggingLocksAreLostAndReported() {
-        Figures f = failover(0);
+        FailoverProcedure.Figures f = failover(0);
         print(f);
         assertThat(f.grantedInSync()).isEqualTo(LOCKS);
         assertThat(f.grantedLagging()).isEqualTo(LOCKS);
@@ -91,7 +67,7 @@ class RedisSentinelFailoverTest {
     @DisplayName("with waitReplicas=1, locks are granted only when a replica has them: no second holder, fences"
             + " keep increasing, and the leases live on after the failover")
     void withReplicaAcknowledgementNoSecondHolderGetsIn() {
-        Figures f = failover(1);
+        FailoverProcedure.Figures f = failover(1);
         print(f);
         assertThat(f.grantedInSync()).isEqualTo(LOCKS);
         assertThat(f.grantedLagging())
@@ -103,6 +79,7 @@ class RedisSentinelFailoverTest {
         assertThat(f.staleWritesAccepted()).isZero();
         assertThat(f.lateWritesAccepted()).isZero();
         assertThat(f.lossesReported()).isZero();
+        assertThat(f.extendsRefused()).isZero();
         assertThat(f.leasesExtendedAfterFailover()).isEqualTo(LOCKS);
     }
 
@@ -140,136 +117,40 @@ class RedisSentinelFailoverTest {
         }
     }
 
-    private Figures failover(int waitReplicas) {
-        History history = new History();
-        History.Recorder holder = history.client("holder");
-        History.Recorder second = history.client("second");
-        Map<String, FencedRegister> registers = new HashMap<>();
-        Map<String, Lease> held = new HashMap<>();
-        AtomicInteger losses = new AtomicInteger();
-        int failedClosed = 0;
-        String options =
-                waitReplicas == 0 ? "?timeout=1s" : "?timeout=1s&waitReplicas=" + waitReplicas + "&waitTimeout=200ms";
-        try (RedisSentinelSetup redis = RedisSentinelSetup.start();
-                LockProvider holderLocks = Locks.open(redis.uri() + options);
-                LockProvider secondLocks = Locks.open(redis.uri() + "?timeout=1s")) {
-            List<String> inSync = names("in-sync");
-            List<String> lagging = names("lagging");
-            for (String name : inSync) {
-                take(holderLocks, holder, name, held, registers, history, losses);
-            }
+    private FailoverProcedure.Figures failover(int waitReplicas) {
+        try (RedisSentinelSetup redis = RedisSentinelSetup.start()) {
             RedisServer old = redis.primary();
-            List<RedisServer> replicas = redis.replicas();
-            replicas.forEach(RedisServer::pause);
-            try (Jedis primary = new Jedis(old.host(), old.port())) {
-                // The replicas cannot reconnect while stopped: what follows reaches the primary only.
-                primary.sendCommand(Protocol.Command.CLIENT, "KILL", "TYPE", "replica");
-                for (String name : lagging) {
-                    if (!take(holderLocks, holder, name, held, registers, history, losses)) {
-                        failedClosed++;
-                        assertThat(primary.exists("lockstep:{" + name + "}"))
-                                .as("a write no replica acknowledged is taken back")
-                                .isFalse();
-                    }
-                }
-            }
-            old.kill();
-            replicas.forEach(RedisServer::resume);
-            redis.awaitFailover(old, DEADLINE);
-
-            java.util.Set<String> secondHolders = new java.util.HashSet<>();
-            int secondInSync = 0;
-            int secondLagging = 0;
-            for (String name : concat(inSync, lagging)) {
-                second.invoke(Op.ACQUIRE, name);
-                Optional<Lease> lease = retrying(() -> secondLocks.tryAcquire(name, LeaseOptions.of(LEASE)));
-                if (lease.isEmpty()) {
-                    second.fail(Op.ACQUIRE, name);
-                    continue;
-                }
-                second.acquired(lease.get());
-                registers.get(name).write("second", lease.get().fencingToken().getAsLong());
-                secondHolders.add(name);
-                if (inSync.contains(name)) {
-                    secondInSync++;
-                } else {
-                    secondLagging++;
-                }
-            }
-            // The first holder, unaware (it ignores lost(), or was paused), writes late with its fence. Where a
-            // second holder wrote since, the register should refuse it; with a repeated fence it cannot.
-            int lateAccepted = 0;
-            for (Map.Entry<String, Lease> e : held.entrySet()) {
-                boolean secondWrote = secondHolders.contains(e.getKey());
-                if (registers
-                                .get(e.getKey())
-                                .write("holder", e.getValue().fencingToken().getAsLong())
-                        && secondWrote) {
-                    lateAccepted++;
-                }
-            }
-            int extended = 0;
-            if (waitReplicas > 0) {
-                for (String name : inSync) {
-                    Lease lease = held.get(name);
-                    if (lease != null
-                            && retrying(() -> Optional.of(lease.extend(LEASE))).orElse(false)) {
-                        extended++;
-                    }
-                }
-            } else {
-                poll("every lease of the old primary reported lost", () -> losses.get() == held.size());
-            }
-            HistoryChecker.Report report = HistoryChecker.strict().check(history);
-            return new Figures(
-                    waitReplicas,
-                    (int) inSync.stream().filter(held::containsKey).count(),
-                    (int) lagging.stream().filter(held::containsKey).count(),
-                    failedClosed,
-                    secondInSync,
-                    secondLagging,
-                    count(report, HistoryChecker.Rule.OVERLAPPING_HOLDS),
-                    count(report, HistoryChecker.Rule.FENCE_NOT_INCREASING),
-                    count(report, HistoryChecker.Rule.STALE_WRITE_ACCEPTED),
-                    lateAccepted,
-                    losses.get(),
-                    extended);
+            List<String> inSync = names("in-sync");
+            return FailoverProcedure.run(
+                    new FailoverProcedure.Topology(
+                            redis.uri(),
+                            old,
+                            redis.replicas(),
+                            inSync,
+                            names("lagging"),
+                            () -> redis.awaitFailover(old, DEADLINE),
+                            held -> {
+                                if (waitReplicas == 0) {
+                                    // Sentinel announces the switch: the provider reports every lease lost.
+                                    poll(
+                                            "every lease of the old primary reported lost",
+                                            () -> held.losses().get()
+                                                    == held.leases().size());
+                                    return new FailoverProcedure.Aftermath(
+                                            held.losses().get(), 0, 0);
+                                }
+                                return FailoverProcedure.extendAll(
+                                        inSync.stream()
+                                                .map(held.leases()::get)
+                                                .filter(Objects::nonNull)
+                                                .toList(),
+                                        held.losses().get());
+                            }),
+                    waitReplicas);
         }
     }
 
-    private static boolean take(
-            LockProvider locks,
-            History.Recorder client,
-            String name,
-            Map<String, Lease> held,
-            Map<String, FencedRegister> registers,
-            History history,
-            AtomicInteger losses) {
-        registers.computeIfAbsent(name, n -> new FencedRegister(n, history));
-        client.invoke(Op.ACQUIRE, name);
-        try {
-            Lease lease = locks.tryAcquire(name, LeaseOptions.of(LEASE)).orElseThrow();
-            client.acquired(lease);
-            held.put(name, lease);
-            lease.lost().thenAccept(reason -> {
-                if (reason == LossReason.NOT_HELD) {
-                    losses.incrementAndGet();
-                }
-            });
-            registers.get(name).write(client.name(), lease.fencingToken().getAsLong());
-            return true;
-        } catch (BackendUnavailableException e) {
-            client.unknown(Op.ACQUIRE, name);
-            assertThat(e).hasMessageContaining("waitReplicas");
-            return false;
-        }
-    }
-
-    private static long count(HistoryChecker.Report report, HistoryChecker.Rule rule) {
-        return report.violations().stream().filter(v -> v.rule() == rule).count();
-    }
-
-    private static void print(Figures f) {
+    private static void print(FailoverProcedure.Figures f) {
         System.out.println("FAILOVER-FIGURES " + f);
     }
 
@@ -281,50 +162,12 @@ class RedisSentinelFailoverTest {
         return names;
     }
 
-    private static List<String> concat(List<String> a, List<String> b) {
-        List<String> all = new ArrayList<>(a);
-        all.addAll(b);
-        return all;
-    }
-
     private static long subscribers(RedisServer server) {
         try (Jedis jedis = new Jedis(server.host(), server.port())) {
             String list = jedis.clientList(redis.clients.jedis.args.ClientType.PUBSUB);
             return list.lines().filter(l -> l.contains("name=lockstep")).count();
         } catch (RuntimeException e) {
             return 0;
-        }
-    }
-
-    /** Retries a call that fails while the client still looks for the new primary, within the deadline. */
-    private static <T> T retrying(java.util.function.Supplier<T> call) {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (true) {
-            try {
-                return call.get();
-            } catch (BackendUnavailableException e) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw e;
-                }
-                pause();
-            }
-        }
-    }
-
-    private static void poll(String what, BooleanSupplier done) {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (!done.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("waiting for " + what).isNegative();
-            pause();
-        }
-    }
-
-    private static void pause() {
-        try {
-            Thread.sleep(50);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 }
