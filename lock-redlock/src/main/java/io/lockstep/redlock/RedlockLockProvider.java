@@ -32,6 +32,10 @@ import redis.clients.jedis.util.Pool;
  *
  * <p>Thread-safe. Fails closed: when fewer than a quorum of nodes answer, acquiring throws {@link
  * io.lockstep.BackendUnavailableException} naming the nodes that did not.
+ *
+ * <p>{@link #close()} releases the leases still held, then lets background releases and cleanups (on
+ * nodes that missed them, or held back until a round's deadline) finish for up to 1 s plus twice the
+ * node timeout; what is unfinished then is dropped and ends by its TTL.
  */
 public final class RedlockLockProvider extends ForwardingLockProvider {
 

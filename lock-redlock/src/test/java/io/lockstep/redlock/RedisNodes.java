@@ -65,12 +65,17 @@ final class RedisNodes implements AutoCloseable {
 
     /** A provider that owns its pools, with its backend exposed for assertions. */
     Client client(RedlockOptions options) {
+        return client(options, addresses());
+    }
+
+    /** As {@link #client(RedlockOptions)}, reaching the nodes at {@code addresses} (e.g. through proxies). */
+    Client client(RedlockOptions options, List<HostAndPort> addresses) {
         JedisClientConfig config = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(1000)
                 .socketTimeoutMillis(2000)
                 .build();
         List<RedlockBackend.NodeSpec> specs = new ArrayList<>();
-        for (HostAndPort address : addresses()) {
+        for (HostAndPort address : addresses) {
             JedisPoolConfig poolConfig = new JedisPoolConfig();
             poolConfig.setJmxEnabled(false);
             poolConfig.setMaxWait(java.time.Duration.ofSeconds(2));

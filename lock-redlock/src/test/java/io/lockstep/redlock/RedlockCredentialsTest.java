@@ -7,6 +7,7 @@ import io.lockstep.LockConfig;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.redlock.internal.RedlockUri;
+import io.lockstep.tck.LogCapture;
 import io.lockstep.tck.servers.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -63,11 +63,15 @@ class RedlockLoadTest {
         AtomicInteger notReleased = new AtomicInteger();
         List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-        // The default pools (32 connections per node) of a provider opened from a URI.
+        // The default pools (32 connections per node) of a provider opened from a URI. The node timeout
+        // is raised from the lease-derived default (250 ms for this TTL): what is tested is that a caller
+        // waits in line for a slot (that wait is not counted against the timeout) instead of failing at
+        // once, and 64 busy threads on a 2-core machine beside another test fork once kept a healthy
+        // node's reply unread for over 250 ms. A stuck slot or a lost reply still fails the test.
         try (RedlockLockProvider provider = RedlockLockProvider.connect(
                 nodes.addresses(),
                 DefaultJedisClientConfig.builder().build(),
-                RedlockOptions.defaults(),
+                RedlockOptions.defaults().withNodeTimeout(Duration.ofSeconds(2)),
                 LockRuntime.defaults())) {
             List<Future<?>> workers = new ArrayList<>();
             for (int t = 0; t < THREADS; t++) {

@@ -86,6 +86,13 @@ final class FanOut implements AutoCloseable {
 
     private final ScheduledExecutorService timer;
 
+    /** Background tasks scheduled or running ({@link #later}); {@link #close(long)} waits for none. */
+    private final AtomicInteger pending = new AtomicInteger();
+
+    private volatile boolean closing;
+    /** When closing, the {@link System#nanoTime()} after which no background work is started. */
+    private volatile long closeDeadline;
+
     FanOut(List<Node> nodes) {
         this.nodes = nodes;
         // Every task on the worker pool holds one of a node's in-flight slots (taken before it is
@@ -222,31 +229,94 @@ final class FanOut implements AutoCloseable {
         }
     }
 
-    /** Runs {@code task} on a retry thread after {@code delayNanos}. */
+    /**
+     * Runs {@code task} on a retry thread after {@code delayNanos}, counted in {@link #pending} until it
+     * ends. Once closing, work due after the close deadline is skipped: those keys end by their TTL.
+     */
     private void later(long delayNanos, Runnable task) {
+        if (closing && System.nanoTime() + Math.max(0, delayNanos) - closeDeadline > 0) {
+            log.debug("Provider closed; background work due after its close grace skipped");
+            return;
+        }
+        pending.incrementAndGet();
+        Runnable counted = () -> {
+            try {
+                task.run();
+            } finally {
+                done();
+            }
+        };
         try {
             if (delayNanos <= 0) {
-                retries.execute(task);
+                retries.execute(counted);
             } else {
-                timer.schedule(() -> inBackground(task), delayNanos, TimeUnit.NANOSECONDS);
+                timer.schedule(() -> inBackground(counted), delayNanos, TimeUnit.NANOSECONDS);
             }
         } catch (RejectedExecutionException e) {
+            done();
             log.debug("Provider closed; background work skipped");
         }
     }
 
-    private void inBackground(Runnable task) {
+    private void inBackground(Runnable counted) {
         try {
-            retries.execute(task);
+            retries.execute(counted);
         } catch (RejectedExecutionException e) {
+            done();
             log.debug("Provider closed; background work skipped");
         }
     }
 
+    private void done() {
+        if (pending.decrementAndGet() == 0) {
+            synchronized (pending) {
+                pending.notifyAll();
+            }
+        }
+    }
+
+    /** Background work scheduled or running: deferred releases and cleanups, and their retries. */
+    int pending() {
+        return pending.get();
+    }
+
+    /**
+     * Closes with no grace: background work still pending is dropped (those keys end by their TTL).
+     */
     @Override
     public void close() {
+        close(0);
+    }
+
+    /**
+     * Lets background work (a release or cleanup waiting for a round's deadline, and retries on nodes
+     * that did not answer) go on for up to {@code graceNanos}, returning as soon as none is left, then
+     * stops every thread. Work due after the grace is not started, and what is still pending then is
+     * dropped: those keys end by their TTL. Returns within {@code graceNanos} (plus an instant).
+     */
+    void close(long graceNanos) {
+        closeDeadline = System.nanoTime() + Math.max(0, graceNanos);
+        closing = true;
+        synchronized (pending) {
+            long left;
+            while (pending.get() > 0 && (left = closeDeadline - System.nanoTime()) > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(pending, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        int dropped = pending.get();
+        if (dropped > 0) {
+            log.debug(
+                    "Provider closed with {} background release(s) or cleanup(s) unfinished; those keys end by their"
+                            + " TTL",
+                    dropped);
+        }
         timer.shutdownNow();
-        retries.shutdown();
+        retries.shutdownNow();
         executor.shutdown();
     }
 

@@ -62,6 +62,8 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     private final String description;
     private final String keyPrefix;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** How long {@link #close()} lets deferred releases and cleanups finish: see {@link #closeGrace}. */
+    private final long closeGraceNanos;
 
     /**
      * A backend over {@code specs}.
@@ -87,6 +89,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         this.keyPrefix = options.keyPrefix();
         this.description = NAME + "[" + nodes.stream().map(Node::address).collect(Collectors.joining(", ")) + "]";
         this.fanOut = new FanOut(nodes);
+        this.closeGraceNanos = closeGrace(options).toNanos();
         this.notifier = new ReleaseNotifier(nodes, keyPrefix + RELEASE_CHANNEL);
         this.redlock = new Redlock(nodes, quorum, options, runtime.clock(), fanOut, notifier.channel(), description);
     }
@@ -158,11 +161,26 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         return description;
     }
 
+    /**
+     * How long closing waits for background work at most: 1 s plus twice the longest node timeout, so a
+     * release held back until its grant round's deadline (at most a node timeout plus 13 ms away) runs,
+     * and a node that missed a release is asked again a few times.
+     */
+    static Duration closeGrace(RedlockOptions options) {
+        return Duration.ofSeconds(1)
+                .plus(options.nodeTimeoutFor(Duration.ofDays(1)).multipliedBy(2));
+    }
+
+    /**
+     * Stops the release subscribers, lets background releases and cleanups finish for up to {@link
+     * #closeGrace} (returning as soon as none is left), then closes the nodes' pools this backend owns.
+     * Work not finished by then is dropped: those keys end by their TTL.
+     */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
             notifier.close();
-            fanOut.close();
+            fanOut.close(closeGraceNanos);
             nodes.forEach(Node::close);
         }
     }
