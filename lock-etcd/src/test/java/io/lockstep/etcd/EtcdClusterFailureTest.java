@@ -24,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -156,6 +157,35 @@ class EtcdClusterFailureTest {
     }
 
     @Test
+    @DisplayName(
+            "extend through a member cut off from the quorum does not vouch for the lock: it is not answered from that member's own copy")
+    void extendIsNotAnsweredWithoutTheQuorum() throws Exception {
+        EtcdServer leader = awaitLeader();
+        List<EtcdServer> followers =
+                cluster.members().stream().filter(m -> m != leader).toList();
+        EtcdServer alone = followers.get(0);
+        EtcdServer other = followers.get(1);
+        LockProvider holder = Locks.open("etcd://" + alone.host() + ":" + alone.port() + "?timeout=2s");
+        toClose.add(holder);
+        Lease lease = holder.acquire("cut-off/" + System.nanoTime(), LeaseOptions.of(Duration.ofSeconds(30)));
+
+        // The member the holder talks to loses the quorum: what the quorum decides from now on (a
+        // session expired, a key deleted) it cannot know, so it must not say the lock is still held.
+        leader.pause();
+        other.pause();
+        Boolean extended;
+        try {
+            extended = lease.extend(Duration.ofSeconds(30));
+        } catch (BackendUnavailableException e) {
+            extended = null; // no quorum to ask: the outcome is unknown
+        } finally {
+            leader.resume();
+            other.resume();
+        }
+        assertThat(extended).as("extend answered by a member without a quorum").isNotEqualTo(Boolean.TRUE);
+    }
+
+    @Test
     @DisplayName("clients contending while the leader is killed and restarted never overlap and keep making progress")
     void contentionThroughALeaderKill() throws Exception {
         contendThrough("leader", () -> {
@@ -180,6 +210,7 @@ class EtcdClusterFailureTest {
     }
 
     private void contendThrough(String label, Fault fault) throws Exception {
+        awaitLeader(); // an earlier test's paused members may still be electing one
         String name = "contend-" + label + "/" + System.nanoTime();
         History history = new History();
         FencedRegister register = new FencedRegister(name, history);
@@ -187,8 +218,10 @@ class EtcdClusterFailureTest {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger acquiredDuringFault = new AtomicInteger();
         AtomicBoolean faulty = new AtomicBoolean();
+        AtomicLong firstAcquiredAfter = new AtomicLong();
         ExecutorService pool = Executors.newFixedThreadPool(clients.size());
         List<Future<?>> done = new ArrayList<>();
+        long faultMillis = -1;
         try {
             for (int t = 0; t < clients.size(); t++) {
                 LockProvider client = clients.get(t);
@@ -208,8 +241,8 @@ class EtcdClusterFailureTest {
                             continue;
                         }
                         rec.acquired(lease);
-                        if (faulty.get()) {
-                            acquiredDuringFault.incrementAndGet();
+                        if (faulty.get() && acquiredDuringFault.incrementAndGet() == 1) {
+                            firstAcquiredAfter.set(System.nanoTime());
                         }
                         register.write(rec.name(), lease.fencingToken().getAsLong());
                         rec.invoke(Op.RELEASE, name);
@@ -228,10 +261,27 @@ class EtcdClusterFailureTest {
             }
             Thread.sleep(timing.millis(1_000).toMillis());
             Runnable undo = fault.inject();
+            long faultStart = System.nanoTime();
             faulty.set(true);
-            Thread.sleep(timing.millis(4_000).toMillis());
+            // The fault lasts at least 4 s and until a client has taken the lock through it, up to 20 s: on
+            // a loaded machine an election, plus the full TTL a new leader grants every lease it inherits,
+            // can take most of 4 s, so a fixed window would test the machine's speed, not failover.
+            long atLeast = faultStart + timing.millis(4_000).toNanos();
+            long atMost = faultStart + timing.millis(20_000).toNanos();
+            while (System.nanoTime() < atMost && (System.nanoTime() < atLeast || acquiredDuringFault.get() == 0)) {
+                Thread.sleep(10);
+            }
             faulty.set(false);
             undo.run();
+            faultMillis = (System.nanoTime() - faultStart) / 1_000_000;
+            if (acquiredDuringFault.get() > 0) {
+                System.out.printf(
+                        "%s: first lock taken %d ms into the fault; %d taken in the %d ms it lasted%n",
+                        label,
+                        (firstAcquiredAfter.get() - faultStart) / 1_000_000,
+                        acquiredDuringFault.get(),
+                        faultMillis);
+            }
             Thread.sleep(timing.millis(1_000).toMillis());
         } finally {
             stop.set(true);
@@ -241,7 +291,7 @@ class EtcdClusterFailureTest {
             pool.shutdownNow();
         }
         assertThat(acquiredDuringFault.get())
-                .as("locks taken while the fault lasted (the clients failed over)")
+                .as("locks taken while the fault lasted %d ms (the clients failed over)", faultMillis)
                 .isPositive();
         assertThat(register.rejected()).as("stale writes: %s", register).isZero();
         HistoryChecker.strict().check(history).violations().stream()

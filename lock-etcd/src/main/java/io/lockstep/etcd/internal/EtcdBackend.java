@@ -24,6 +24,7 @@ import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
@@ -58,6 +59,11 @@ import org.slf4j.LoggerFactory;
  * capped by what the session is known to last; when a grant's validity runs out without renewal, its key
  * is deleted, so the lock frees at its lease time while the holder lives, and at the session's TTL when
  * the holder died or was cut off.
+ *
+ * <p>Extensions are linearizable reads: the key's create revision is compared and, in the same
+ * transaction, the key is read (count only), so a member that lags or lost the quorum never answers
+ * from its own copy. Renewals come in batches of up to {@value #MAX_TXN_OPS} ({@link #extendAll}): one
+ * read-only transaction for the whole batch, a result per grant.
  */
 public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
@@ -80,6 +86,10 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             .withSortOrder(GetOption.SortOrder.ASCEND)
             .withLimit(1)
             .build();
+
+    /** A linearizable read of nothing but a count: what turns a compare-only transaction into a quorum read. */
+    private static final GetOption COUNT_ONLY =
+            GetOption.builder().withCountOnly(true).build();
 
     private static final long JANITOR_PERIOD_MILLIS = 250;
 
@@ -303,8 +313,14 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         Cmp same = new Cmp(handle.key(), Cmp.Op.EQUAL, CmpTarget.createRevision(handle.revision()));
         TxnResponse reply;
         if (session == h.session) {
-            // Still our key on a live session: a read-only check, no write.
-            reply = await(kv.txn().If(same).commit(), "extending lock '" + handle.name() + "'");
+            // Still our key on a live session: a read-only check, no write. The count-only read makes it
+            // linearizable: etcd serves a transaction without a non-serializable read from the local
+            // store of whichever member gets it, so a member that lags or is cut off from the quorum
+            // would answer from its stale copy: "gone" for a key just created, or "still ours" for a key
+            // the quorum has deleted.
+            reply = await(
+                    kv.txn().If(same).Then(Op.get(handle.key(), COUNT_ONLY)).commit(),
+                    "extending lock '" + handle.name() + "'");
         } else {
             // Another lease-time class: move the key to that session; its create revision (the fence) stays.
             try {
@@ -324,7 +340,85 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                 throw sessionEnded("extending lock '" + handle.name() + "'", e);
             }
         }
-        if (!reply.isSucceeded()) {
+        return extended(h, reply.isSucceeded(), session, sentAt, leaseTime);
+    }
+
+    /** What etcd allows in one transaction by default ({@code --max-txn-ops}). */
+    static final int MAX_TXN_OPS = 128;
+
+    /** Up to {@value #MAX_TXN_OPS} renewals in one read-only transaction. */
+    @Override
+    public int maxRenewalBatch() {
+        return MAX_TXN_OPS;
+    }
+
+    /**
+     * Renews many grants with one round trip: the session's keep-alive already keeps their keys, so a
+     * renewal only has to check that each key is still this grant's (same create revision). One
+     * transaction reads every key of the batch; each key is judged on its own, so a batch reports
+     * exactly which grants were lost. The reads are linearizable (etcd confirms with the quorum
+     * before answering). A grant whose lease-time class changed (its key must move to another
+     * session, a write) is extended on its own, as by {@link #extend}. Thread-safe; throws {@link
+     * BackendUnavailableException} when the batch's outcome is unknown.
+     */
+    @Override
+    public List<Optional<Duration>> extendAll(List<Extension<Handle>> extensions) {
+        List<Optional<Duration>> results = new ArrayList<>(extensions.size());
+        List<Integer> batched = new ArrayList<>();
+        List<Held> batchedHeld = new ArrayList<>();
+        List<Session> batchedSessions = new ArrayList<>();
+        for (int i = 0; i < extensions.size(); i++) {
+            Extension<Handle> e = extensions.get(i);
+            Held h = held.get(e.handle().key());
+            results.add(Optional.empty());
+            if (h == null) {
+                continue;
+            }
+            Session session = sessionFor(e.leaseTime());
+            if (session != h.session) {
+                results.set(i, extend(e.handle(), e.leaseTime()));
+                continue;
+            }
+            batched.add(i);
+            batchedHeld.add(h);
+            batchedSessions.add(session);
+        }
+        if (batched.isEmpty()) {
+            return results;
+        }
+        Op[] reads = new Op[batched.size()];
+        for (int j = 0; j < reads.length; j++) {
+            reads[j] = Op.get(batchedHeld.get(j).handle.key(), GetOption.DEFAULT);
+        }
+        long sentAt = now();
+        TxnResponse reply = await(kv.txn().Then(reads).commit(), "extending " + reads.length + " locks");
+        List<GetResponse> got = reply.getGetResponses();
+        if (got.size() != reads.length) {
+            throw new BackendUnavailableException(
+                    "extending " + reads.length + " locks: etcd at " + where + " answered " + got.size() + " reads",
+                    null,
+                    true);
+        }
+        for (int j = 0; j < reads.length; j++) {
+            Held h = batchedHeld.get(j);
+            List<KeyValue> kvs = got.get(j).getKvs();
+            boolean mine = !kvs.isEmpty() && kvs.get(0).getCreateRevision() == h.handle.revision();
+            int i = batched.get(j);
+            results.set(
+                    i,
+                    extended(
+                            h,
+                            mine,
+                            batchedSessions.get(j),
+                            sentAt,
+                            extensions.get(i).leaseTime()));
+        }
+        return results;
+    }
+
+    /** The end of an extension: forget a grant no longer ours, else count its new validity from {@code sentAt}. */
+    private Optional<Duration> extended(Held h, boolean stillOurs, Session session, long sentAt, Duration leaseTime) {
+        if (!stillOurs) {
             forget(h);
             return Optional.empty();
         }
@@ -332,7 +426,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         long validityNanos = Math.min(leaseTime.toNanos(), session.deadline - sentAt);
         if (validityNanos <= 0 || session.lost.isDone()) {
             throw new BackendUnavailableException(
-                    "extending lock '" + handle.name() + "' failed: the session on etcd at " + where
+                    "extending lock '" + h.handle.name() + "' failed: the session on etcd at " + where
                             + " could not be kept alive",
                     null,
                     true);
