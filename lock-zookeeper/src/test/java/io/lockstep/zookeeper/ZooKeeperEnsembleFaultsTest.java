@@ -116,6 +116,11 @@ class ZooKeeperEnsembleFaultsTest {
         final FencedRegister register;
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicLong lastAcquiredAt = new AtomicLong();
+        /** Per client: when it last acquired, whether it is asked to stay out, whether it is out. */
+        final List<AtomicLong> acquiredAt = new ArrayList<>();
+
+        final List<AtomicBoolean> stayOut = new ArrayList<>();
+        final List<AtomicBoolean> out = new ArrayList<>();
         final ExecutorService pool;
         final List<Future<?>> done = new ArrayList<>();
 
@@ -126,12 +131,22 @@ class ZooKeeperEnsembleFaultsTest {
             for (int i = 0; i < clients.size(); i++) {
                 LockProvider client = clients.get(i);
                 History.Recorder rec = history.client("client-" + i);
-                done.add(pool.submit(() -> loop(client, rec)));
+                acquiredAt.add(new AtomicLong());
+                stayOut.add(new AtomicBoolean());
+                out.add(new AtomicBoolean());
+                int index = i;
+                done.add(pool.submit(() -> loop(index, client, rec)));
             }
         }
 
-        private Void loop(LockProvider client, History.Recorder rec) throws InterruptedException {
+        private Void loop(int index, LockProvider client, History.Recorder rec) throws InterruptedException {
             while (!stop.get()) {
+                if (stayOut.get(index).get()) {
+                    out.get(index).set(true);
+                    Thread.sleep(5);
+                    continue;
+                }
+                out.get(index).set(false);
                 rec.invoke(Op.ACQUIRE, name);
                 Lease held;
                 try {
@@ -146,7 +161,9 @@ class ZooKeeperEnsembleFaultsTest {
                 }
                 rec.acquired(held);
                 held.lost().thenAccept(r -> rec.lost(held));
-                lastAcquiredAt.set(System.nanoTime());
+                long at = System.nanoTime();
+                lastAcquiredAt.set(at);
+                acquiredAt.get(index).set(at);
                 register.write(rec.name(), held.fencingToken().getAsLong());
                 Thread.sleep(5);
                 rec.invoke(Op.RELEASE, name);
@@ -165,11 +182,33 @@ class ZooKeeperEnsembleFaultsTest {
 
         /** Waits until some client acquires after now. */
         void awaitProgress(String what) {
+            awaitAcquiredAfterNow(what, lastAcquiredAt);
+        }
+
+        /** Waits until client {@code index} acquires after now. */
+        void awaitProgressOf(int index, String what) {
+            awaitAcquiredAfterNow(what, acquiredAt.get(index));
+        }
+
+        private void awaitAcquiredAfterNow(String what, AtomicLong acquired) {
             long since = System.nanoTime();
             ZooKeeperTesting.await(
                     what,
                     ZooKeeperTesting.sessionTimeout(timing).plus(lease()).multipliedBy(2),
-                    () -> lastAcquiredAt.get() - since > 0);
+                    () -> acquired.get() - since > 0);
+        }
+
+        /** Keeps client {@code index} out of the contention: returns once it neither holds nor waits. */
+        void keepOut(int index) {
+            stayOut.get(index).set(true);
+            ZooKeeperTesting.await(
+                    "client-" + index + " leaves the contention", lease().multipliedBy(3), () -> out.get(index)
+                            .get());
+        }
+
+        /** Lets client {@code index} contend again. */
+        void letIn(int index) {
+            stayOut.get(index).set(false);
         }
 
         @Override
@@ -216,15 +255,38 @@ class ZooKeeperEnsembleFaultsTest {
         }
     }
 
+    /**
+     * The session is closed by force (another client joins it and closes it) while its client neither
+     * holds nor waits. A forced close while it holds is not a case one can check for overlap: the server
+     * frees the holder's node at once, and its client learns of the expiry only when it reconnects, up to
+     * a second later (the kit's {@code expiredSessionEndsTheLease} checks that case: {@code lost()}
+     * completes and the next holder's fence is greater). A session that expires because the server stopped
+     * hearing from its client cannot do this: the holder's lease ends first ({@link #partitionOneClient}).
+     */
     @Test
     @DisplayName(
-            "expiring a contender's session: its lease is lost, no overlap, and the client locks again on a new session")
+            "expiring a contender's session between its holds: no overlap, and the client locks again on a new session")
     void expireASession() throws Exception {
         LockProvider victim = client();
         try (Contention c = new Contention("expire-session", List.of(victim, client(), client()))) {
-            c.awaitProgress("contention started");
+            c.awaitProgressOf(0, "the victim holds the lock before its session ends");
+            long before = ((ZooKeeperLockProvider) victim)
+                    .curator()
+                    .getZookeeperClient()
+                    .getZooKeeper()
+                    .getSessionId();
+            c.keepOut(0);
             ZooKeeperSessions.expire(victim, ensemble.connectString());
+            c.letIn(0);
             c.awaitProgress("a client acquires after the expiry");
+            c.awaitProgressOf(0, "the victim acquires again");
+            assertThat(((ZooKeeperLockProvider) victim)
+                            .curator()
+                            .getZookeeperClient()
+                            .getZooKeeper()
+                            .getSessionId())
+                    .as("the victim's session after the expiry")
+                    .isNotEqualTo(before);
         }
         assertThat(victim.tryAcquire("expire-session-after", LeaseOptions.of(lease())))
                 .isPresent()

@@ -30,6 +30,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.data.Stat;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -173,6 +174,26 @@ class ZooKeeperLockProviderTest {
             pool.shutdownNow();
         }
         assertThat(order).containsExactly(0, 1, 2, 3);
+    }
+
+    @Test
+    @DisplayName("a tryAcquire that loses has removed its queue node by the time it returns")
+    void aLosingTryAcquireLeavesNoNodeBehindWhenItReturns() throws Exception {
+        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/try-lose-clean";
+        Lease held = client().tryAcquire("try-lose-clean", lease(5_000)).orElseThrow();
+        LockProvider loser = proxiedClient();
+        // Every request of the losing client reaches the server late: a delete that the attempt only
+        // sent (and did not wait for) is still on its way when the attempt returns.
+        proxy.delay(TcpProxy.Direction.CLIENT_TO_SERVER, timing.millis(300));
+        for (int i = 0; i < 3; i++) {
+            assertThat(loser.tryAcquire("try-lose-clean", lease(5_000))).isEmpty();
+            assertThat(admin.getChildren().forPath(parent))
+                    .as("queue right after losing attempt %d", i)
+                    .singleElement(InstanceOfAssertFactories.STRING)
+                    .startsWith(held.ownerToken() + "-");
+        }
+        proxy.heal();
+        held.release();
     }
 
     @Test

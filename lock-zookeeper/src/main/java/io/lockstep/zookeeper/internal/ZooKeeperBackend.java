@@ -6,7 +6,9 @@ import io.lockstep.LockRuntime;
 import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
+import io.lockstep.internal.BoundedLane;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
@@ -14,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -34,6 +37,8 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
@@ -55,6 +60,11 @@ import org.slf4j.LoggerFactory;
  * valid. The holder's own client also deletes its node when the lease runs out, and the session's end
  * frees it when the holder's process dies. A lease time longer than the session timeout is refused: the
  * lease could otherwise outlive the session that holds the node.
+ *
+ * <p><b>Renewal</b> rewrites the node ({@code setData} on the version the holder wrote last); the
+ * holder's expiry is counted from when that write was sent. Renewals due together go as one {@code
+ * multi} of up to {@value #MAX_RENEWAL_BATCH} such writes ({@link #extendAll}): one request and one
+ * transaction at the server for all of them, judged per node as {@link #extend} judges one.
  *
  * <p>Fencing token: the holder node's {@code czxid} (globally increasing), never its sequence suffix,
  * which restarts when an empty parent is reaped.
@@ -103,6 +113,12 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
     private final ConnectionStateListener stateListener = this::stateChanged;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Executor callbacks = ForkJoinPool.commonPool();
+    /**
+     * Where the queue searches for abandoned attempts' nodes run (a listing and deletes each, blocking up
+     * to a round trip's timeout against a stalled server): one at a time on the renewal executor, so a
+     * burst of them never takes more than one of its threads from renewals.
+     */
+    private final BoundedLane cleanups;
 
     /**
      * @param client a started client; closed with the backend only if {@code closeClient}
@@ -123,6 +139,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         this.acl = List.copyOf(acl);
         this.runtime = Objects.requireNonNull(runtime, "runtime");
         this.where = Objects.requireNonNull(where, "where");
+        this.cleanups = new BoundedLane(runtime.renewalExecutor(), 1);
         client.getConnectionStateListenable().addListener(stateListener);
     }
 
@@ -267,9 +284,10 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             if (attempt.isGranted()) {
                 entries.remove(key, entry);
             } else if (!entry.waiting) {
-                // Nobody waits with this token: leave nothing queued.
+                // Nobody waits with this token: leave nothing queued. Deleted before returning, so the
+                // next tryAcquire (of any client) never finds this attempt's node still in the queue.
                 entries.remove(key, entry);
-                deleteQuietly(entry.node);
+                deleteNow(entry.node);
             }
             return attempt;
         } catch (Exception e) {
@@ -388,7 +406,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         // The raw handle, for its asynchronous calls and the create's stat. Curator's namespace (if the
         // caller's client has one) is prefixed here; a chroot is the handle's.
         ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
-        String ns = client.getNamespace() == null || client.getNamespace().isEmpty() ? "" : "/" + client.getNamespace();
+        String ns = namespacePrefix();
         CompletableFuture<KeeperException.Code> parentCreated = null;
         if (!knownParents.contains(entry.parent)) {
             CompletableFuture<KeeperException.Code> f = new CompletableFuture<>();
@@ -596,6 +614,246 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         }
     }
 
+    /**
+     * The most renewals in one {@code multi}: a write transaction of 500 {@code setData} ops with the
+     * usual paths (about 70 bytes) is about 50 KB on the wire and its reply (one stat per op) about
+     * 40 KB, both a few percent of ZooKeeper's default {@code jute.maxbuffer} (1 MB), which a request,
+     * its transaction-log entry and its reply must each stay under. Even with 256-byte names (768
+     * characters once encoded) 500 ops stay under half of it, and {@link #MAX_MULTI_BYTES} splits a
+     * batch whose paths are longer still. The server applies a multi as one transaction, so a bigger one
+     * would also hold up other clients' requests behind it for longer.
+     */
+    static final int MAX_RENEWAL_BATCH = 500;
+
+    /** The request size (estimated from paths and data) above which a batch is split into more multis. */
+    static final int MAX_MULTI_BYTES = 512 * 1024;
+
+    /** Write multis one {@link #extendAll} sends before renewing what is left one by one. */
+    private static final int MAX_MULTI_ROUNDS = 3;
+
+    /** Up to {@value #MAX_RENEWAL_BATCH} renewals per {@link #extendAll}, one {@code multi} for them. */
+    @Override
+    public int maxRenewalBatch() {
+        return MAX_RENEWAL_BATCH;
+    }
+
+    /**
+     * Renews many grants with one round trip: one {@code multi} of a {@code setData} per grant, each on
+     * the version its holder wrote last, exactly as {@link #extend} writes one. Each lease counts from
+     * when the multi was sent. Grants released or lost are answered empty and never written.
+     *
+     * <p>A multi is all-or-nothing and names only its first failed op; the others are then not applied.
+     * So when one fails (a node gone, or a version that changed), one read-only multi reads every node of
+     * the batch, and each is judged as {@link #extend} judges it: a node gone or re-created (another
+     * {@code czxid}) is lost with {@code NOT_HELD}; a node of the same {@code czxid} with another version
+     * had a renewal applied whose reply was lost, so its version is adopted. The rest are written with
+     * a second multi; after {@value #MAX_MULTI_ROUNDS} failed multis (nodes changing under the batch)
+     * what is left is renewed one by one through {@link #extend}.
+     *
+     * <p>Thread-safe. Throws {@link BackendUnavailableException} when the outcome is unknown (not
+     * connected, a lost reply), {@link IllegalArgumentException} (writing nothing) if a lease time is
+     * longer than the session timeout.
+     */
+    @Override
+    public List<Optional<Duration>> extendAll(List<Extension<Handle>> extensions) {
+        long sessionTimeoutMs = sessionTimeoutMillis();
+        for (Extension<Handle> extension : extensions) {
+            requireLeaseWithinSession(extension.leaseTime(), sessionTimeoutMs);
+        }
+        List<Optional<Duration>> results = new ArrayList<>(extensions.size());
+        List<Renewal> work = new ArrayList<>(extensions.size());
+        Map<Handle, Renewal> byHandle = new IdentityHashMap<>();
+        for (int i = 0; i < extensions.size(); i++) {
+            Extension<Handle> extension = extensions.get(i);
+            results.add(Optional.empty());
+            Handle handle = extension.handle();
+            if (handle.loss.isDone() || handle.released) {
+                continue;
+            }
+            Renewal twin = byHandle.get(handle);
+            if (twin != null) {
+                // The same grant twice: one write (a second on the same version would fail the multi).
+                twin.alsoAt.add(i);
+                continue;
+            }
+            Renewal renewal = new Renewal(i, handle, extension.leaseTime());
+            byHandle.put(handle, renewal);
+            work.add(renewal);
+        }
+        if (work.isEmpty()) {
+            return results;
+        }
+        if (!client.getZookeeperClient().isConnected()) {
+            // SUSPENDED: as extend, do not wait for a reconnect; the leases end by their deadlines.
+            throw new BackendUnavailableException(
+                    "ZooKeeper at " + where + " is not connected (the session is in doubt); " + work.size()
+                            + " lock(s) cannot be renewed now",
+                    null,
+                    true);
+        }
+        try {
+            int from = 0;
+            while (from < work.size()) {
+                int to = from;
+                long bytes = 0;
+                while (to < work.size() && (to == from || bytes + work.get(to).bytes <= MAX_MULTI_BYTES)) {
+                    bytes += work.get(to).bytes;
+                    to++;
+                }
+                renewInMultis(new ArrayList<>(work.subList(from, to)));
+                from = to;
+            }
+        } catch (Exception e) {
+            throw ZooKeeperErrors.map(e, "renewing " + work.size() + " lock(s)", where);
+        }
+        for (Renewal renewal : work) {
+            results.set(renewal.index, renewal.result);
+            for (int i : renewal.alsoAt) {
+                results.set(i, renewal.result);
+            }
+        }
+        return results;
+    }
+
+    /** One grant's renewal inside {@link #extendAll}, and its result once known. */
+    private static final class Renewal {
+        final int index;
+        final List<Integer> alsoAt = new ArrayList<>(0);
+        final Handle handle;
+        final Duration leaseTime;
+        final byte[] data;
+        /** The op's size in a multi request, roughly: its header, path, data and version. */
+        final long bytes;
+
+        Optional<Duration> result = Optional.empty();
+
+        Renewal(int index, Handle handle, Duration leaseTime) {
+            this.index = index;
+            this.handle = handle;
+            this.leaseTime = leaseTime;
+            this.data = leaseData(leaseTime);
+            this.bytes = 32L + handle.path.getBytes(StandardCharsets.UTF_8).length + data.length;
+        }
+    }
+
+    /** Renews {@code batch} with one multi, and more only where one of them failed. */
+    private void renewInMultis(List<Renewal> batch) throws Exception {
+        String ns = namespacePrefix();
+        long bound = sessionTimeoutMillis() + client.getZookeeperClient().getConnectionTimeoutMs();
+        for (int round = 0; round < MAX_MULTI_ROUNDS; round++) {
+            batch.removeIf(r -> r.handle.loss.isDone() || r.handle.released); // never written
+            if (batch.isEmpty()) {
+                return;
+            }
+            List<Op> writes = new ArrayList<>(batch.size());
+            for (Renewal r : batch) {
+                writes.add(Op.setData(ns + r.handle.path, r.data, r.handle.version));
+            }
+            ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+            long sentAt = now();
+            Multi reply = multi(zk, writes, bound);
+            if (reply.results.size() != batch.size()) {
+                throw new KeeperException.MarshallingErrorException(); // not what a multi answers
+            }
+            if (reply.code == KeeperException.Code.OK) {
+                for (int i = 0; i < batch.size(); i++) {
+                    Renewal r = batch.get(i);
+                    if (!(reply.results.get(i) instanceof OpResult.SetDataResult written)) {
+                        throw new KeeperException.MarshallingErrorException();
+                    }
+                    r.handle.version = written.getStat().getVersion();
+                    scheduleExpiry(r.handle, sentAt + r.leaseTime.toNanos());
+                    r.result = Optional.of(r.leaseTime);
+                }
+                return;
+            }
+            if (reply.code != KeeperException.Code.NONODE && reply.code != KeeperException.Code.BADVERSION) {
+                throw KeeperException.create(reply.code);
+            }
+            // Nothing was applied, and only the first failure is named: look at every node of the batch.
+            checkAfterFailedMulti(zk, ns, batch, bound);
+        }
+        // Nodes keep changing under the batch: the rest one by one, each exactly as extend does it.
+        for (Renewal r : batch) {
+            r.result = extend(r.handle, r.leaseTime);
+        }
+    }
+
+    /**
+     * One read-only multi over the batch's nodes: removes from {@code batch} the grants that are lost
+     * (marked {@code NOT_HELD}) or were judged on their own, and adopts the version of nodes whose
+     * renewal was applied although its reply was lost.
+     */
+    private void checkAfterFailedMulti(ZooKeeper zk, String ns, List<Renewal> batch, long bound) throws Exception {
+        List<Op> reads = new ArrayList<>(batch.size());
+        for (Renewal r : batch) {
+            reads.add(Op.getData(ns + r.handle.path));
+        }
+        Multi read;
+        try {
+            read = multi(zk, reads, bound);
+        } catch (KeeperException.UnimplementedException olderThan36) {
+            // A server without read-only multis (before ZooKeeper 3.6): each as extend does it, alone.
+            for (Renewal r : batch) {
+                r.result = extend(r.handle, r.leaseTime);
+            }
+            batch.clear();
+            return;
+        }
+        if (read.results.size() != batch.size()) {
+            throw new KeeperException.MarshallingErrorException();
+        }
+        List<Renewal> left = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            Renewal r = batch.get(i);
+            OpResult result = read.results.get(i);
+            if (result instanceof OpResult.GetDataResult got) {
+                if (got.getStat().getCzxid() != r.handle.czxid) {
+                    markLost(r.handle, LossReason.NOT_HELD);
+                } else {
+                    r.handle.version = got.getStat().getVersion();
+                    left.add(r);
+                }
+            } else if (result instanceof OpResult.ErrorResult error
+                    && error.getErr() == KeeperException.Code.NONODE.intValue()) {
+                markLost(r.handle, LossReason.NOT_HELD);
+            } else {
+                // Not readable (an ACL without READ for this identity): as extend does it, alone.
+                r.result = extend(r.handle, r.leaseTime);
+            }
+        }
+        batch.clear();
+        batch.addAll(left);
+    }
+
+    /**
+     * Sends one multi and waits for its reply: {@code results} holds one result per op unless the
+     * request failed as a whole (then {@code code} says why). The client fails pending calls when it
+     * gives a connection up; {@code boundMillis} only guards against a reply that never comes at all.
+     */
+    private static Multi multi(ZooKeeper zk, List<Op> ops, long boundMillis) throws Exception {
+        CompletableFuture<Multi> reply = new CompletableFuture<>();
+        zk.multi(
+                ops,
+                (rc, path, ctx, results) ->
+                        reply.complete(new Multi(KeeperException.Code.get(rc), results == null ? List.of() : results)),
+                null);
+        Multi multi = reply(reply, boundMillis);
+        if (multi.results.isEmpty() && multi.code != KeeperException.Code.OK) {
+            throw KeeperException.create(multi.code);
+        }
+        return multi;
+    }
+
+    /** The reply to a multi: the first failed op's code (OK if none), and every op's result. */
+    private record Multi(KeeperException.Code code, List<OpResult> results) {}
+
+    /** Curator's namespace as a path prefix for calls on the raw handle ({@code ""} without one). */
+    private String namespacePrefix() {
+        String ns = client.getNamespace();
+        return ns == null || ns.isEmpty() ? "" : "/" + ns;
+    }
+
     @Override
     public boolean release(Handle handle) {
         boolean wasHeld = !handle.loss.isDone() && !handle.released && handle.deadline - now() > 0;
@@ -686,7 +944,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                         deleteQuietly(node);
                     } else if (entry.createMaybeSent) {
                         try {
-                            runtime.renewalExecutor().execute(() -> removeOwnNodes(entry.parent, ownerToken));
+                            cleanups.execute(() -> removeOwnNodes(entry.parent, ownerToken));
                         } catch (RejectedExecutionException e) {
                             removeOwnNodes(entry.parent, ownerToken);
                         }
@@ -741,7 +999,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                 entries.values().forEach(Entry::signal);
                 for (Cleanup cleanup : List.copyOf(pendingCleanups)) {
                     try {
-                        runtime.renewalExecutor().execute(() -> runCleanup(cleanup));
+                        cleanups.execute(() -> runCleanup(cleanup));
                     } catch (RejectedExecutionException e) {
                         pendingCleanups.clear(); // shut down: the nodes end with the session
                     }
@@ -795,6 +1053,27 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         ScheduledFuture<?> expiry = handle.expiry;
         if (expiry != null) {
             expiry.cancel(false);
+        }
+    }
+
+    /**
+     * Deletes {@code path} in one round trip; if that fails (connection lost, interrupted), falls back to
+     * {@link #deleteQuietly}. Does not throw.
+     */
+    private void deleteNow(@Nullable String path) {
+        if (path == null) {
+            return;
+        }
+        try {
+            client.delete().forPath(path);
+        } catch (KeeperException.NoNodeException gone) {
+            // expired by the waiter behind it, or its session ended: nothing to do
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            log.debug("Could not delete lock node {} now; deleting it in the background", path, e);
+            deleteQuietly(path);
         }
     }
 
