@@ -122,7 +122,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             return this;
         }
 
-        /** The bound of each statement (Jdbi query timeout, whole seconds, default 5 s). */
+        /** The bound of each statement (JDBC query timeout, whole seconds, default 5 s). */
         public Builder callTimeout(Duration callTimeout) {
             if (callTimeout == null || callTimeout.isNegative() || callTimeout.isZero()) {
                 throw new IllegalArgumentException("callTimeout must be positive, was " + callTimeout);
@@ -213,8 +213,16 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             }
             DataSource listenFrom = listen ? (listenSource != null ? listenSource : dataSource) : null;
             SqlBackend<?> backend = mode == JdbcMode.LEASE
-                    ? new LeaseBackend(jdbi, dialect, place, listenFrom, closeWithProvider)
-                    : new SessionBackend(jdbi, dialect, place, listenFrom, closeWithProvider, runtime, sessionTimeout);
+                    ? new LeaseBackend(jdbi, dataSource::getConnection, dialect, place, listenFrom, closeWithProvider)
+                    : new SessionBackend(
+                            jdbi,
+                            dataSource::getConnection,
+                            dialect,
+                            place,
+                            listenFrom,
+                            closeWithProvider,
+                            runtime,
+                            sessionTimeout);
             return new JdbcLockProvider(backend, runtime);
         }
 

@@ -1,7 +1,6 @@
 package io.lockstep.jdbc;
 
 import io.lockstep.LockProvider;
-import io.lockstep.Locks;
 import io.lockstep.tck.LockProviderCompatibilityKit;
 import io.lockstep.tck.servers.LocalServer;
 import java.util.Optional;
@@ -18,12 +17,13 @@ class H2SessionCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected LockProvider newProvider() {
-        return Locks.open(URL + "?mode=session&createSchema=true&callTimeout=2s");
+        return KitRuntimes.open(this, URL + "?mode=session&createSchema=true&callTimeout=2s");
     }
 
     @Override
     protected Optional<LockProvider> newUnreachableProvider() {
-        return Optional.of(Locks.open(
+        return Optional.of(KitRuntimes.open(
+                this,
                 "jdbc:h2:tcp://127.0.0.1:" + LocalServer.freePort() + "/mem:nowhere?mode=session&callTimeout=1s"));
     }
 }

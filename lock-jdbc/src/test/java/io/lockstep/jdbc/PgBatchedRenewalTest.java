@@ -47,7 +47,12 @@ class PgBatchedRenewalTest {
         String table = table("batch_loss");
         createSchema(pg, table);
         LeaseBackend backend = new LeaseBackend(
-                Jdbi.create(pg.jdbcUrl()), Dialect.forProduct("PostgreSQL", table), "test", null, null);
+                Jdbi.create(pg.jdbcUrl()),
+                () -> DriverManager.getConnection(pg.jdbcUrl()),
+                Dialect.forProduct("PostgreSQL", table),
+                "test",
+                null,
+                null);
         List<Extension<LeaseBackend.Handle>> batch = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             Attempt<LeaseBackend.Handle> a =

@@ -2,7 +2,6 @@ package io.lockstep.jdbc;
 
 import io.lockstep.Lease;
 import io.lockstep.LockProvider;
-import io.lockstep.Locks;
 import io.lockstep.tck.LockProviderCompatibilityKit;
 import io.lockstep.tck.faults.BackendFaults;
 import io.lockstep.tck.faults.LocalServerFaults;
@@ -67,12 +66,12 @@ abstract class ServerCompatibilityKit extends LockProviderCompatibilityKit {
     @Override
     protected LockProvider newProvider() {
         TcpProxy proxy = database.proxy();
-        return Locks.open(database.uri(proxy.host(), proxy.port(), mode, extra));
+        return KitRuntimes.open(this, database.uri(proxy.host(), proxy.port(), mode, extra));
     }
 
     @Override
     protected Optional<LockProvider> newUnreachableProvider() {
-        return Optional.of(Locks.open(database.uri("127.0.0.1", LocalServer.freePort(), mode, extra)));
+        return Optional.of(KitRuntimes.open(this, database.uri("127.0.0.1", LocalServer.freePort(), mode, extra)));
     }
 
     @Override

@@ -1,7 +1,10 @@
 package io.lockstep.jdbc.internal;
 
 import io.lockstep.LockConfigurationException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -12,6 +15,11 @@ import org.jdbi.v3.core.Handle;
 /**
  * The SQL of one database product for one lock table. Every statement is a constant built once from the
  * validated table name; lock names and owner tokens are only ever bind parameters.
+ *
+ * <p>The statements of acquire and release (claim, extend, release, free; session mode's lock,
+ * heartbeat and commit signal) run as plain {@link PreparedStatement}s on the pool's connection: Jdbi's
+ * per-statement context, parsing cache, argument and mapper look-ups were most of the client's time per
+ * statement. Schema checks, creation and inspect go through Jdbi.
  */
 public abstract class Dialect {
 
@@ -22,9 +30,136 @@ public abstract class Dialect {
     /** The fence sequence (or counter row's table), {@code <table>_fence}. */
     protected final String sequence;
 
+    /** The bound of each plain statement in whole seconds (JDBC query timeout); 0 for none. */
+    private int queryTimeout;
+
     protected Dialect(String table) {
         this.table = requireTableName(table);
         this.sequence = this.table + "_fence";
+    }
+
+    /**
+     * Bounds each statement of the hot path with a JDBC query timeout of {@code seconds} (0: none, the
+     * server bounds them), as Jdbi's {@code SqlStatements} query timeout bounds the others. Set before the
+     * dialect is handed to a backend.
+     */
+    public final void queryTimeout(int seconds) {
+        this.queryTimeout = seconds;
+    }
+
+    /**
+     * A statement written with named parameters ({@code :name}, as for Jdbi), turned once into JDBC's
+     * positional form. Immutable.
+     */
+    protected static final class Sql {
+        private final String jdbc;
+        private final String[] params;
+
+        private Sql(String jdbc, String[] params) {
+            this.jdbc = jdbc;
+            this.params = params;
+        }
+
+        /**
+         * Parses {@code named}: {@code :identifier} outside quotes is a parameter; {@code ::} (a cast) and
+         * {@code :=} (an assignment) are not.
+         */
+        public static Sql of(String named) {
+            StringBuilder out = new StringBuilder(named.length());
+            List<String> params = new ArrayList<>();
+            int i = 0;
+            while (i < named.length()) {
+                char c = named.charAt(i);
+                if (c == '\'' || c == '"') {
+                    int end = named.indexOf(c, i + 1);
+                    end = end < 0 ? named.length() : end + 1;
+                    out.append(named, i, end);
+                    i = end;
+                } else if (c == ':' && i + 1 < named.length() && named.charAt(i + 1) == ':') {
+                    out.append("::");
+                    i += 2;
+                } else if (c == ':' && i + 1 < named.length() && Character.isJavaIdentifierStart(named.charAt(i + 1))) {
+                    int end = i + 1;
+                    while (end < named.length() && Character.isJavaIdentifierPart(named.charAt(end))) {
+                        end++;
+                    }
+                    params.add(named.substring(i + 1, end));
+                    out.append('?');
+                    i = end;
+                } else {
+                    out.append(c);
+                    i++;
+                }
+            }
+            return new Sql(out.toString(), params.toArray(String[]::new));
+        }
+
+        /** The statement in JDBC's form, with {@code ?} for each parameter. */
+        public String jdbc() {
+            return jdbc;
+        }
+
+        /** Sets every occurrence of the parameter {@code name}. */
+        public void set(PreparedStatement ps, String name, String value) throws SQLException {
+            boolean found = false;
+            for (int i = 0; i < params.length; i++) {
+                if (params[i].equals(name)) {
+                    ps.setString(i + 1, value);
+                    found = true;
+                }
+            }
+            requireFound(found, name);
+        }
+
+        /** Sets every occurrence of the parameter {@code name}. */
+        public void set(PreparedStatement ps, String name, long value) throws SQLException {
+            boolean found = false;
+            for (int i = 0; i < params.length; i++) {
+                if (params[i].equals(name)) {
+                    ps.setLong(i + 1, value);
+                    found = true;
+                }
+            }
+            requireFound(found, name);
+        }
+
+        /** Sets every occurrence of the parameter {@code name} to an SQL array of {@code type}. */
+        public void set(PreparedStatement ps, String name, String type, Object[] values) throws SQLException {
+            java.sql.Array array = ps.getConnection().createArrayOf(type, values);
+            boolean found = false;
+            for (int i = 0; i < params.length; i++) {
+                if (params[i].equals(name)) {
+                    ps.setArray(i + 1, array);
+                    found = true;
+                }
+            }
+            requireFound(found, name);
+        }
+
+        private void requireFound(boolean found, String name) {
+            if (!found) {
+                throw new IllegalArgumentException("no parameter :" + name + " in " + jdbc);
+            }
+        }
+    }
+
+    /** Prepares {@code sql} on {@code c}, bounded by the query timeout; the caller closes it. */
+    protected final PreparedStatement prepare(Connection c, Sql sql) throws SQLException {
+        return prepare(c, sql.jdbc());
+    }
+
+    /** Prepares {@code jdbc} (no parameters, or positional ones) on {@code c}, bounded by the query timeout. */
+    protected final PreparedStatement prepare(Connection c, String jdbc) throws SQLException {
+        PreparedStatement ps = c.prepareStatement(jdbc);
+        if (queryTimeout > 0) {
+            try {
+                ps.setQueryTimeout(queryTimeout);
+            } catch (SQLException | RuntimeException e) {
+                ps.close();
+                throw e;
+            }
+        }
+        return ps;
     }
 
     /** {@code table} if it is an identifier or {@code schema.identifier} of at most 57 characters each. */
@@ -81,10 +216,10 @@ public abstract class Dialect {
     public record Claim(OptionalLong fence, long leftMillis) {}
 
     /** Takes or re-takes (same owner) the lease row if free or expired, in one statement. */
-    public abstract Claim claim(Handle h, String name, String owner, long leaseMillis);
+    public abstract Claim claim(Connection c, String name, String owner, long leaseMillis) throws SQLException;
 
     /** Moves the expiry of an unexpired row of {@code owner}; whether it was still held. */
-    public abstract boolean extend(Handle h, String name, String owner, long leaseMillis);
+    public abstract boolean extend(Connection c, String name, String owner, long leaseMillis) throws SQLException;
 
     /**
      * The most lease rows {@link #extendMany} moves in one statement; 1 if the dialect has no such
@@ -99,19 +234,20 @@ public abstract class Dialect {
      * in one statement; element {@code i} says whether row {@code i} was still held. By default one
      * {@link #extend} each.
      */
-    public boolean[] extendMany(Handle h, List<String> names, List<String> owners, List<Long> leaseMillis) {
+    public boolean[] extendMany(Connection c, List<String> names, List<String> owners, List<Long> leaseMillis)
+            throws SQLException {
         boolean[] held = new boolean[names.size()];
         for (int i = 0; i < held.length; i++) {
-            held[i] = extend(h, names.get(i), owners.get(i), leaseMillis.get(i));
+            held[i] = extend(c, names.get(i), owners.get(i), leaseMillis.get(i));
         }
         return held;
     }
 
     /** Frees {@code owner}'s row (rows are kept: see the fence rule) and signals waiters; whether it was held and unexpired. */
-    public abstract boolean release(Handle h, String name, String owner);
+    public abstract boolean release(Connection c, String name, String owner) throws SQLException;
 
     /** Frees {@code owner}'s row, expired or not. */
-    public abstract void free(Handle h, String name, String owner);
+    public abstract void free(Connection c, String name, String owner) throws SQLException;
 
     /**
      * For {@code lockctl inspect}, lease mode: the row's fence and the milliseconds until its expiry on
@@ -137,23 +273,23 @@ public abstract class Dialect {
     public record Locked(long fence, long sessionId) {}
 
     /** Inserts the lock's row if absent, in its own committed transaction. */
-    public abstract void ensureRow(Handle h, String name);
+    public abstract void ensureRow(Connection c, String name) throws SQLException;
 
     /**
-     * In the handle's open transaction, locks the row without waiting, takes a fence and sets the
+     * In the connection's open transaction, locks the row without waiting, takes a fence and sets the
      * server's idle-in-transaction timeout to {@code idleMillis}. Empty if the row does not exist; throws
      * if it is locked (see {@link #lockNotAvailable}).
      */
-    public abstract Optional<Locked> lockRow(Handle h, String name, long idleMillis);
+    public abstract Optional<Locked> lockRow(Connection c, String name, long idleMillis) throws SQLException;
 
     /** Whether {@code e} says the row is locked by another transaction. */
     public abstract boolean lockNotAvailable(SQLException e);
 
-    /** Resets the idle-in-transaction timeout of the handle's open transaction to {@code idleMillis}. */
-    public abstract void keepAlive(Handle h, long idleMillis);
+    /** Resets the idle-in-transaction timeout of the connection's open transaction to {@code idleMillis}. */
+    public abstract void keepAlive(Connection c, long idleMillis) throws SQLException;
 
     /** Signals waiters on {@code name} when the open transaction commits. */
-    public abstract void signalOnCommit(Handle h, String name);
+    public abstract void signalOnCommit(Connection c, String name) throws SQLException;
 
     /** The notification channel, or empty if the product has none (waiters poll). */
     public Optional<String> channel() {

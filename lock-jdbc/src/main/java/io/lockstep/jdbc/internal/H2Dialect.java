@@ -1,12 +1,14 @@
 package io.lockstep.jdbc.internal;
 
 import io.lockstep.LockConfigurationException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jdbi.v3.core.Handle;
-import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 
 /**
  * H2 2.x (typically in memory, for tests and single-process tools): conditional {@code UPDATE}s read back
@@ -19,32 +21,35 @@ public final class H2Dialect extends Dialect {
 
     private static final String EPOCH = "TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00'";
 
-    private final String ensureSql;
-    private final String claimSql;
-    private final String leftSql;
-    private final String extendSql;
-    private final String releaseSql;
-    private final String freeSql;
-    private final String lockSql;
+    private final Sql ensureSql;
+    private final Sql claimSql;
+    private final Sql leftSql;
+    private final Sql extendSql;
+    private final Sql releaseSql;
+    private final Sql freeSql;
+    private final Sql lockSql;
+    private final String fenceSql;
 
     H2Dialect(String table) {
         super(table);
-        this.ensureSql = "INSERT INTO " + this.table + " (name, owner, fence, expires_at) SELECT :name, '', 0, " + EPOCH
-                + " FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM " + this.table + " WHERE name = :name)";
+        this.ensureSql = Sql.of("INSERT INTO " + this.table + " (name, owner, fence, expires_at) SELECT :name, '', 0, "
+                + EPOCH + " FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM " + this.table + " WHERE name = :name)");
         // The fence is drawn by the UPDATE, which runs with the row locked.
-        this.claimSql = "SELECT fence FROM FINAL TABLE (UPDATE " + this.table + " SET owner = :owner,"
+        this.claimSql = Sql.of("SELECT fence FROM FINAL TABLE (UPDATE " + this.table + " SET owner = :owner,"
                 + " fence = CASE WHEN owner = :owner THEN fence ELSE NEXT VALUE FOR " + sequence + " END,"
                 + " expires_at = DATEADD(MILLISECOND, :ms, CURRENT_TIMESTAMP)"
-                + " WHERE name = :name AND (expires_at <= CURRENT_TIMESTAMP OR owner = :owner))";
-        this.leftSql = "SELECT GREATEST(0, DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)) FROM " + this.table
-                + " WHERE name = :name";
-        this.extendSql = "UPDATE " + this.table + " SET expires_at = DATEADD(MILLISECOND, :ms, CURRENT_TIMESTAMP)"
-                + " WHERE name = :name AND owner = :owner AND expires_at > CURRENT_TIMESTAMP";
-        this.releaseSql = "SELECT expires_at > CURRENT_TIMESTAMP FROM OLD TABLE (UPDATE " + this.table
-                + " SET owner = '', expires_at = " + EPOCH + " WHERE name = :name AND owner = :owner)";
-        this.freeSql = "UPDATE " + this.table + " SET owner = '', expires_at = " + EPOCH
-                + " WHERE name = :name AND owner = :owner";
-        this.lockSql = "SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT";
+                + " WHERE name = :name AND (expires_at <= CURRENT_TIMESTAMP OR owner = :owner))");
+        this.leftSql = Sql.of("SELECT GREATEST(0, DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)) FROM "
+                + this.table + " WHERE name = :name");
+        this.extendSql =
+                Sql.of("UPDATE " + this.table + " SET expires_at = DATEADD(MILLISECOND, :ms, CURRENT_TIMESTAMP)"
+                        + " WHERE name = :name AND owner = :owner AND expires_at > CURRENT_TIMESTAMP");
+        this.releaseSql = Sql.of("SELECT expires_at > CURRENT_TIMESTAMP FROM OLD TABLE (UPDATE " + this.table
+                + " SET owner = '', expires_at = " + EPOCH + " WHERE name = :name AND owner = :owner)");
+        this.freeSql = Sql.of("UPDATE " + this.table + " SET owner = '', expires_at = " + EPOCH
+                + " WHERE name = :name AND owner = :owner");
+        this.lockSql = Sql.of("SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT");
+        this.fenceSql = "SELECT NEXT VALUE FOR " + sequence + ", SESSION_ID()";
     }
 
     @Override
@@ -98,76 +103,83 @@ public final class H2Dialect extends Dialect {
     }
 
     @Override
-    public Claim claim(Handle h, String name, String owner, long leaseMillis) {
-        ensureRow(h, name);
-        Optional<Long> fence = h.createQuery(claimSql)
-                .bind("name", name)
-                .bind("owner", owner)
-                .bind("ms", leaseMillis)
-                .mapTo(Long.class)
-                .findOne();
-        if (fence.isPresent()) {
-            return new Claim(OptionalLong.of(fence.get()), 0);
+    public Claim claim(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        ensureRow(c, name);
+        try (PreparedStatement ps = prepare(c, claimSql)) {
+            claimSql.set(ps, "name", name);
+            claimSql.set(ps, "owner", owner);
+            claimSql.set(ps, "ms", leaseMillis);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    return new Claim(OptionalLong.of(rs.getLong(1)), 0);
+                }
+            }
         }
-        long left = h.createQuery(leftSql)
-                .bind("name", name)
-                .mapTo(Long.class)
-                .findOne()
-                .orElse(0L);
-        return new Claim(OptionalLong.empty(), left);
+        try (PreparedStatement ps = prepare(c, leftSql)) {
+            leftSql.set(ps, "name", name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return new Claim(OptionalLong.empty(), rs.next() ? rs.getLong(1) : 0L);
+            }
+        }
     }
 
     @Override
-    public boolean extend(Handle h, String name, String owner, long leaseMillis) {
-        return h.createUpdate(extendSql)
-                        .bind("ms", leaseMillis)
-                        .bind("name", name)
-                        .bind("owner", owner)
-                        .execute()
-                == 1;
+    public boolean extend(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, extendSql)) {
+            extendSql.set(ps, "ms", leaseMillis);
+            extendSql.set(ps, "name", name);
+            extendSql.set(ps, "owner", owner);
+            return ps.executeUpdate() == 1;
+        }
     }
 
     @Override
-    public boolean release(Handle h, String name, String owner) {
-        return h.createQuery(releaseSql)
-                .bind("name", name)
-                .bind("owner", owner)
-                .mapTo(Boolean.class)
-                .findOne()
-                .orElse(false);
+    public boolean release(Connection c, String name, String owner) throws SQLException {
+        try (PreparedStatement ps = prepare(c, releaseSql)) {
+            releaseSql.set(ps, "name", name);
+            releaseSql.set(ps, "owner", owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
     }
 
     @Override
-    public void free(Handle h, String name, String owner) {
-        h.createUpdate(freeSql).bind("name", name).bind("owner", owner).execute();
+    public void free(Connection c, String name, String owner) throws SQLException {
+        try (PreparedStatement ps = prepare(c, freeSql)) {
+            freeSql.set(ps, "name", name);
+            freeSql.set(ps, "owner", owner);
+            ps.executeUpdate();
+        }
     }
 
     @Override
-    public void ensureRow(Handle h, String name) {
-        try {
-            h.createUpdate(ensureSql).bind("name", name).execute();
-        } catch (UnableToExecuteStatementException e) {
-            SQLException sql = e.getCause() instanceof SQLException s ? s : null;
-            if (sql == null || !"23505".equals(sql.getSQLState())) {
+    public void ensureRow(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = prepare(c, ensureSql)) {
+            ensureSql.set(ps, "name", name);
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            if (!"23505".equals(e.getSQLState())) {
                 throw e; // 23505: a concurrent first claim created it
             }
         }
     }
 
     @Override
-    public Optional<Locked> lockRow(Handle h, String name, long idleMillis) {
-        if (h.createQuery(lockSql)
-                .bind("name", name)
-                .mapTo(String.class)
-                .findOne()
-                .isEmpty()) {
-            return Optional.empty();
+    public Optional<Locked> lockRow(Connection c, String name, long idleMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, lockSql)) {
+            lockSql.set(ps, "name", name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+            }
         }
-        long fence = h.createQuery("SELECT NEXT VALUE FOR " + sequence)
-                .mapTo(Long.class)
-                .one();
-        long session = h.createQuery("SELECT SESSION_ID()").mapTo(Long.class).one();
-        return Optional.of(new Locked(fence, session));
+        try (PreparedStatement ps = prepare(c, fenceSql);
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return Optional.of(new Locked(rs.getLong(1), rs.getLong(2)));
+        }
     }
 
     @Override
@@ -176,12 +188,15 @@ public final class H2Dialect extends Dialect {
     }
 
     @Override
-    public void keepAlive(Handle h, long idleMillis) {
-        h.createQuery("SELECT 1").mapTo(Integer.class).one();
+    public void keepAlive(Connection c, long idleMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, "SELECT 1");
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+        }
     }
 
     @Override
-    public void signalOnCommit(Handle h, String name) {
+    public void signalOnCommit(Connection c, String name) {
         // no notifications: waiters poll
     }
 }

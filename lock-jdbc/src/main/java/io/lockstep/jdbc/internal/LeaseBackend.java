@@ -10,13 +10,14 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
+import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Jdbi;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Lease mode: the lock is a row holding the owner token and an expiry set by the database's clock. Claim,
- * extend and release are one conditional statement each on any pooled connection; no connection is held
- * between calls. Thread-safe.
+ * extend and release are one conditional statement each (plain JDBC) on any pooled connection; no
+ * connection is held between calls. Thread-safe.
  */
 public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
 
@@ -34,11 +35,12 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
 
     public LeaseBackend(
             Jdbi jdbi,
+            ConnectionFactory connections,
             Dialect dialect,
             String where,
             @Nullable DataSource listenSource,
             @Nullable AutoCloseable onClose) {
-        super(jdbi, dialect, where, listenSource, onClose);
+        super(jdbi, connections, dialect, where, listenSource, onClose);
         this.info = infoWithout(Set.of());
     }
 
@@ -71,7 +73,7 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
         requireOpen();
         long sent = System.nanoTime();
-        Dialect.Claim claim = withHandle("tryLock", h -> dialect.claim(h, name, ownerToken, leaseTime.toMillis()));
+        Dialect.Claim claim = withConnection("tryLock", c -> dialect.claim(c, name, ownerToken, leaseTime.toMillis()));
         if (claim.fence().isPresent() && System.nanoTime() - sent >= leaseTime.toNanos()) {
             // The reply came after the lease it grants had run out (a stalled connection): it is worth
             // nothing, and a holder after it may already have answered. Free the row and look again.
@@ -89,20 +91,21 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
     public Optional<Duration> extend(Handle handle, Duration leaseTime) {
         requireOpen();
         boolean held =
-                withHandle("extend", h -> dialect.extend(h, handle.name(), handle.owner(), leaseTime.toMillis()));
+                withConnection("extend", c -> dialect.extend(c, handle.name(), handle.owner(), leaseTime.toMillis()));
         return held ? Optional.of(leaseTime) : Optional.empty();
     }
 
-    /** As many renewals as the dialect moves in one statement (PostgreSQL); 1 elsewhere. */
+    /** As many renewals as the dialect moves in one batch (PostgreSQL, MariaDB); 1 on H2. */
     @Override
     public int maxRenewalBatch() {
         return dialect.maxExtendBatch();
     }
 
     /**
-     * One statement for the whole batch where the dialect has one (PostgreSQL: an {@code UPDATE ... FROM
-     * unnest(...)}), expiry from the database's clock; result {@code i} is what {@link #extend} would have
-     * said for extension {@code i}. A failure fails the whole batch (one statement: all or nothing).
+     * The whole batch in one round of the dialect's (PostgreSQL: one {@code UPDATE ... FROM unnest(...)};
+     * MariaDB: an {@code UPDATE} joined to the batch, then one {@code SELECT} of the rows held), expiry from
+     * the database's clock; result {@code i} is what {@link #extend} would have said for extension {@code
+     * i}. A failure fails the whole batch, which the runtime retries while the leases are valid.
      */
     @Override
     public List<Optional<Duration>> extendAll(List<Extension<Handle>> extensions) {
@@ -119,8 +122,8 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
             owners.add(e.handle().owner());
             millis.add(e.leaseTime().toMillis());
         }
-        boolean[] held = withHandle(
-                "extending " + extensions.size() + " leases", h -> dialect.extendMany(h, names, owners, millis));
+        boolean[] held = withConnection(
+                "extending " + extensions.size() + " leases", c -> dialect.extendMany(c, names, owners, millis));
         List<Optional<Duration>> results = new ArrayList<>(extensions.size());
         for (int i = 0; i < held.length; i++) {
             results.add(held[i] ? Optional.of(extensions.get(i).leaseTime()) : Optional.empty());
@@ -131,7 +134,7 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
     @Override
     public boolean release(Handle handle) {
         requireOpen();
-        return withHandle("release", h -> dialect.release(h, handle.name(), handle.owner()));
+        return withConnection("release", c -> dialect.release(c, handle.name(), handle.owner()));
     }
 
     @Override
@@ -140,8 +143,8 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
             return;
         }
         try {
-            withHandle("abandon", h -> {
-                dialect.free(h, name, ownerToken);
+            withConnection("abandon", c -> {
+                dialect.free(c, name, ownerToken);
                 return null;
             });
         } catch (RuntimeException ignored) {

@@ -1,6 +1,9 @@
 package io.lockstep.jdbc.internal;
 
 import io.lockstep.LockConfigurationException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,33 +28,35 @@ public final class MariaDbDialect extends Dialect {
     private static final String EPOCH = "'1970-01-01 00:00:00'";
     private static final String NOW = "UTC_TIMESTAMP(6)";
 
-    private final String claimSql;
-    private final String readSql;
-    private final String extendSql;
-    private final String releaseSql;
-    private final String freeSql;
-    private final String ensureSql;
-    private final String lockSql;
+    private final Sql claimSql;
+    private final Sql readSql;
+    private final Sql extendSql;
+    private final Sql releaseSql;
+    private final Sql freeSql;
+    private final Sql ensureSql;
+    private final Sql lockSql;
+    private final String fenceSql;
 
     MariaDbDialect(String table) {
         super(table);
-        this.claimSql = "INSERT INTO " + this.table + " (name, owner, fence, expires_at) VALUES (:name, :owner,"
+        this.claimSql = Sql.of("INSERT INTO " + this.table + " (name, owner, fence, expires_at) VALUES (:name, :owner,"
                 + " NEXTVAL(" + sequence + "), " + NOW + " + INTERVAL :us MICROSECOND) ON DUPLICATE KEY UPDATE"
                 + " fence = IF(@lockstep_ok := (expires_at <= " + NOW + " OR owner = VALUES(owner)),"
                 + " IF(owner = VALUES(owner), fence, NEXTVAL(" + sequence + ")), fence),"
                 + " expires_at = IF(@lockstep_ok, VALUES(expires_at), expires_at),"
-                + " owner = IF(@lockstep_ok, VALUES(owner), owner)";
-        this.readSql = "SELECT fence, owner = :owner, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, " + NOW
-                + ", expires_at) DIV 1000) FROM " + this.table + " WHERE name = :name";
-        this.extendSql = "UPDATE " + this.table + " SET expires_at = " + NOW + " + INTERVAL :us MICROSECOND"
-                + " WHERE name = :name AND owner = :owner AND expires_at > " + NOW;
-        this.releaseSql = "UPDATE " + this.table + " SET owner = IF(@lockstep_live := (expires_at > " + NOW
-                + "), '', ''), expires_at = " + EPOCH + " WHERE name = :name AND owner = :owner";
-        this.freeSql = "UPDATE " + this.table + " SET owner = '', expires_at = " + EPOCH
-                + " WHERE name = :name AND owner = :owner";
-        this.ensureSql = "INSERT IGNORE INTO " + this.table + " (name, owner, fence, expires_at) VALUES (:name, '', 0, "
-                + EPOCH + ")";
-        this.lockSql = "SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT";
+                + " owner = IF(@lockstep_ok, VALUES(owner), owner)");
+        this.readSql = Sql.of("SELECT fence, owner = :owner, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, " + NOW
+                + ", expires_at) DIV 1000) FROM " + this.table + " WHERE name = :name");
+        this.extendSql = Sql.of("UPDATE " + this.table + " SET expires_at = " + NOW + " + INTERVAL :us MICROSECOND"
+                + " WHERE name = :name AND owner = :owner AND expires_at > " + NOW);
+        this.releaseSql = Sql.of("UPDATE " + this.table + " SET owner = IF(@lockstep_live := (expires_at > " + NOW
+                + "), '', ''), expires_at = " + EPOCH + " WHERE name = :name AND owner = :owner");
+        this.freeSql = Sql.of("UPDATE " + this.table + " SET owner = '', expires_at = " + EPOCH
+                + " WHERE name = :name AND owner = :owner");
+        this.ensureSql = Sql.of("INSERT IGNORE INTO " + this.table
+                + " (name, owner, fence, expires_at) VALUES (:name, '', 0, " + EPOCH + ")");
+        this.lockSql = Sql.of("SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT");
+        this.fenceSql = "SELECT NEXTVAL(" + sequence + "), CONNECTION_ID()";
     }
 
     @Override
@@ -138,64 +143,145 @@ public final class MariaDbDialect extends Dialect {
     }
 
     @Override
-    public Claim claim(Handle h, String name, String owner, long leaseMillis) {
-        h.createUpdate(claimSql)
-                .bind("name", name)
-                .bind("owner", owner)
-                .bind("us", leaseMillis * 1000)
-                .execute();
-        return h.createQuery(readSql)
-                .bind("name", name)
-                .bind("owner", owner)
-                .map((rs, ctx) -> rs.getBoolean(2)
-                        ? new Claim(OptionalLong.of(rs.getLong(1)), 0)
-                        : new Claim(OptionalLong.empty(), rs.getLong(3)))
-                .one();
-    }
-
-    @Override
-    public boolean extend(Handle h, String name, String owner, long leaseMillis) {
-        return h.createUpdate(extendSql)
-                        .bind("us", leaseMillis * 1000)
-                        .bind("name", name)
-                        .bind("owner", owner)
-                        .execute()
-                == 1;
-    }
-
-    @Override
-    public boolean release(Handle h, String name, String owner) {
-        int rows = h.createUpdate(releaseSql)
-                .bind("name", name)
-                .bind("owner", owner)
-                .execute();
-        return rows == 1
-                && h.createQuery("SELECT @lockstep_live")
-                        .mapTo(Boolean.class)
-                        .findOne()
-                        .orElse(false);
-    }
-
-    @Override
-    public void free(Handle h, String name, String owner) {
-        h.createUpdate(freeSql).bind("name", name).bind("owner", owner).execute();
-    }
-
-    @Override
-    public void ensureRow(Handle h, String name) {
-        h.createUpdate(ensureSql).bind("name", name).execute();
-    }
-
-    @Override
-    public Optional<Locked> lockRow(Handle h, String name, long idleMillis) {
-        h.createUpdate("SET SESSION idle_transaction_timeout = " + Math.max(1, (idleMillis + 999) / 1000))
-                .execute();
-        if (h.createQuery(lockSql).bind("name", name).mapToMap().findOne().isEmpty()) {
-            return Optional.empty();
+    public Claim claim(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, claimSql)) {
+            claimSql.set(ps, "name", name);
+            claimSql.set(ps, "owner", owner);
+            claimSql.set(ps, "us", leaseMillis * 1000);
+            ps.executeUpdate();
         }
-        return Optional.of(h.createQuery("SELECT NEXTVAL(" + sequence + "), CONNECTION_ID()")
-                .map((rs, ctx) -> new Locked(rs.getLong(1), rs.getLong(2)))
-                .one());
+        try (PreparedStatement ps = prepare(c, readSql)) {
+            readSql.set(ps, "name", name);
+            readSql.set(ps, "owner", owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new IllegalStateException("the row of the lock just claimed is missing");
+                }
+                return rs.getBoolean(2)
+                        ? new Claim(OptionalLong.of(rs.getLong(1)), 0)
+                        : new Claim(OptionalLong.empty(), rs.getLong(3));
+            }
+        }
+    }
+
+    @Override
+    public boolean extend(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, extendSql)) {
+            extendSql.set(ps, "us", leaseMillis * 1000);
+            extendSql.set(ps, "name", name);
+            extendSql.set(ps, "owner", owner);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    /** Renewals per batch: four placeholders each, far below MariaDB's 65,535 per statement. */
+    static final int MAX_EXTEND_BATCH = 500;
+
+    @Override
+    public int maxExtendBatch() {
+        return MAX_EXTEND_BATCH;
+    }
+
+    /**
+     * Two statements for the whole batch (MariaDB's {@code UPDATE} has no {@code RETURNING}): an {@code
+     * UPDATE} joined to the batch moves every row that is still its owner's and unexpired, then a {@code
+     * SELECT} joined to the same batch reads which rows are held. A row is held after the update exactly
+     * when the update moved it: one that had expired stays expired (only its owner extends it, and no lease
+     * is renewed twice at once), one taken over or released has another owner. A lease time so short that
+     * the row expires between the two reads as lost: early, never late.
+     */
+    @Override
+    public boolean[] extendMany(Connection c, List<String> names, List<String> owners, List<Long> leaseMillis)
+            throws SQLException {
+        int n = names.size();
+        StringBuilder batch = new StringBuilder(40 + 40 * n);
+        batch.append("SELECT ? AS i, CAST(? AS BINARY) AS name, ? AS owner, ? AS us");
+        for (int i = 1; i < n; i++) {
+            batch.append(" UNION ALL SELECT ?, CAST(? AS BINARY), ?, ?");
+        }
+        String join = " AS l JOIN (" + batch + ") AS b ON l.name = b.name AND l.owner = b.owner";
+        try (PreparedStatement ps = prepare(
+                c,
+                "UPDATE " + table + join + " SET l.expires_at = " + NOW
+                        + " + INTERVAL b.us MICROSECOND WHERE l.expires_at > " + NOW)) {
+            bindBatch(ps, names, owners, leaseMillis);
+            ps.executeUpdate();
+        }
+        boolean[] held = new boolean[n];
+        try (PreparedStatement ps = prepare(c, "SELECT b.i FROM " + table + join + " WHERE l.expires_at > " + NOW)) {
+            bindBatch(ps, names, owners, leaseMillis);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    held[rs.getInt(1)] = true;
+                }
+            }
+        }
+        return held;
+    }
+
+    private static void bindBatch(PreparedStatement ps, List<String> names, List<String> owners, List<Long> leaseMillis)
+            throws SQLException {
+        for (int i = 0; i < names.size(); i++) {
+            ps.setInt(4 * i + 1, i);
+            ps.setString(4 * i + 2, names.get(i));
+            ps.setString(4 * i + 3, owners.get(i));
+            ps.setLong(4 * i + 4, leaseMillis.get(i) * 1000);
+        }
+    }
+
+    @Override
+    public boolean release(Connection c, String name, String owner) throws SQLException {
+        int rows;
+        try (PreparedStatement ps = prepare(c, releaseSql)) {
+            releaseSql.set(ps, "name", name);
+            releaseSql.set(ps, "owner", owner);
+            rows = ps.executeUpdate();
+        }
+        if (rows != 1) {
+            return false;
+        }
+        try (PreparedStatement ps = prepare(c, "SELECT @lockstep_live");
+                ResultSet rs = ps.executeQuery()) {
+            return rs.next() && rs.getBoolean(1);
+        }
+    }
+
+    @Override
+    public void free(Connection c, String name, String owner) throws SQLException {
+        try (PreparedStatement ps = prepare(c, freeSql)) {
+            freeSql.set(ps, "name", name);
+            freeSql.set(ps, "owner", owner);
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public void ensureRow(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = prepare(c, ensureSql)) {
+            ensureSql.set(ps, "name", name);
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public Optional<Locked> lockRow(Connection c, String name, long idleMillis) throws SQLException {
+        try (PreparedStatement ps =
+                prepare(c, "SET SESSION idle_transaction_timeout = " + Math.max(1, (idleMillis + 999) / 1000))) {
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = prepare(c, lockSql)) {
+            lockSql.set(ps, "name", name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+            }
+        }
+        try (PreparedStatement ps = prepare(c, fenceSql);
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return Optional.of(new Locked(rs.getLong(1), rs.getLong(2)));
+        }
     }
 
     /**
@@ -211,12 +297,15 @@ public final class MariaDbDialect extends Dialect {
     }
 
     @Override
-    public void keepAlive(Handle h, long idleMillis) {
-        h.createQuery("SELECT 1").mapTo(Integer.class).one();
+    public void keepAlive(Connection c, long idleMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, "SELECT 1");
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+        }
     }
 
     @Override
-    public void signalOnCommit(Handle h, String name) {
+    public void signalOnCommit(Connection c, String name) {
         // no notifications: waiters poll
     }
 }

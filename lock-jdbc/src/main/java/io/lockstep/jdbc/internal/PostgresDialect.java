@@ -4,6 +4,9 @@ import io.lockstep.LockConfigurationException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -19,13 +22,15 @@ import org.jdbi.v3.core.Handle;
 public final class PostgresDialect extends Dialect {
 
     private final String channel;
-    private final String claimSql;
-    private final String extendSql;
-    private final String extendManySql;
-    private final String releaseSql;
-    private final String deleteSql;
-    private final String ensureSql;
-    private final String lockSql;
+    private final Sql claimSql;
+    private final Sql extendSql;
+    private final Sql extendManySql;
+    private final Sql releaseSql;
+    private final Sql deleteSql;
+    private final Sql ensureSql;
+    private final Sql lockSql;
+    private final Sql keepAliveSql = Sql.of("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)");
+    private final Sql signalSql = Sql.of("SELECT pg_notify(:channel, :name) IS NULL");
 
     PostgresDialect(String table) {
         super(table);
@@ -36,7 +41,7 @@ public final class PostgresDialect extends Dialect {
         // VALUES nextval is evaluated before the statement waits for a concurrent claim of the same name,
         // so it can be older than the fence that claim committed. Rows are never deleted (release expires
         // them), so only the very first claim of a name uses the VALUES fence.
-        this.claimSql =
+        this.claimSql = Sql.of(
                 """
                 WITH ins AS (
                     INSERT INTO %1$s AS l (name, owner, fence, expires_at)
@@ -51,34 +56,34 @@ public final class PostgresDialect extends Dialect {
                        (SELECT greatest(0, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint
                           FROM %1$s WHERE name = :name) AS left_ms
                 """
-                        .formatted(this.table, sequence);
-        this.extendSql = "UPDATE " + this.table
+                        .formatted(this.table, sequence));
+        this.extendSql = Sql.of("UPDATE " + this.table
                 + " SET expires_at = clock_timestamp() + :ms * interval '1 millisecond'"
-                + " WHERE name = :name AND owner = :owner AND expires_at > clock_timestamp()";
+                + " WHERE name = :name AND owner = :owner AND expires_at > clock_timestamp()");
         // One statement for a batch of renewals: element i of the arrays is extension i; a row comes back
         // for each extension whose lease was still held, exactly the rows extendSql would have updated.
-        this.extendManySql = "UPDATE " + this.table + " AS l"
+        this.extendManySql = Sql.of("UPDATE " + this.table + " AS l"
                 + " SET expires_at = clock_timestamp() + b.ms * interval '1 millisecond'"
                 + " FROM unnest(CAST(:names AS text[]), CAST(:owners AS text[]), CAST(:ms AS bigint[])) WITH ORDINALITY AS b(name, owner, ms, i)"
                 + " WHERE l.name = b.name AND l.owner = b.owner AND l.expires_at > clock_timestamp()"
-                + " RETURNING b.i";
+                + " RETURNING b.i");
         // Release expires the row rather than deleting it (see the claim); the self-join reads the expiry
         // from before the update, to answer whether the lease was still valid.
-        this.releaseSql = "WITH d AS (UPDATE " + this.table + " AS l SET owner = '', expires_at = 'epoch'"
+        this.releaseSql = Sql.of("WITH d AS (UPDATE " + this.table + " AS l SET owner = '', expires_at = 'epoch'"
                 + " FROM " + this.table + " AS o WHERE l.name = :name AND l.owner = :owner AND o.name = l.name"
                 + " RETURNING o.expires_at > clock_timestamp() AS live)"
-                + " SELECT d.live, pg_notify(:channel, :name) IS NULL FROM d";
-        this.deleteSql = "UPDATE " + this.table + " SET owner = '', expires_at = 'epoch'"
-                + " WHERE name = :name AND owner = :owner";
-        this.ensureSql = "INSERT INTO " + this.table + " (name, owner, fence, expires_at)"
-                + " VALUES (:name, '', 0, 'epoch') ON CONFLICT (name) DO NOTHING";
+                + " SELECT d.live, pg_notify(:channel, :name) IS NULL FROM d");
+        this.deleteSql = Sql.of("UPDATE " + this.table + " SET owner = '', expires_at = 'epoch'"
+                + " WHERE name = :name AND owner = :owner");
+        this.ensureSql = Sql.of("INSERT INTO " + this.table + " (name, owner, fence, expires_at)"
+                + " VALUES (:name, '', 0, 'epoch') ON CONFLICT (name) DO NOTHING");
         // The row is locked in the subquery; the outer projection (the fence, the settings) runs only for a
         // row that is already locked, so no fence is drawn before the lock is ours. A refused lock aborts
         // the transaction, and the settings with it.
-        this.lockSql = "SELECT nextval('" + sequence + "') AS fence, pg_backend_pid() AS pid,"
+        this.lockSql = Sql.of("SELECT nextval('" + sequence + "') AS fence, pg_backend_pid() AS pid,"
                 + " set_config('idle_in_transaction_session_timeout', :idle, true) AS idle,"
                 + " set_config('application_name', 'lockstep fence ' || currval('" + sequence + "'), true) AS app"
-                + " FROM (SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT) AS locked";
+                + " FROM (SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT) AS locked");
     }
 
     @Override
@@ -144,28 +149,29 @@ public final class PostgresDialect extends Dialect {
     }
 
     @Override
-    public Claim claim(Handle h, String name, String owner, long leaseMillis) {
-        return h.createQuery(claimSql)
-                .bind("name", name)
-                .bind("owner", owner)
-                .bind("ms", leaseMillis)
-                .map((rs, ctx) -> {
-                    long fence = rs.getLong(1);
-                    boolean granted = !rs.wasNull();
-                    long left = rs.getLong(2);
-                    return new Claim(granted ? OptionalLong.of(fence) : OptionalLong.empty(), left);
-                })
-                .one();
+    public Claim claim(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, claimSql)) {
+            claimSql.set(ps, "name", name);
+            claimSql.set(ps, "owner", owner);
+            claimSql.set(ps, "ms", leaseMillis);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long fence = rs.getLong(1);
+                boolean granted = !rs.wasNull();
+                long left = rs.getLong(2);
+                return new Claim(granted ? OptionalLong.of(fence) : OptionalLong.empty(), left);
+            }
+        }
     }
 
     @Override
-    public boolean extend(Handle h, String name, String owner, long leaseMillis) {
-        return h.createUpdate(extendSql)
-                        .bind("ms", leaseMillis)
-                        .bind("name", name)
-                        .bind("owner", owner)
-                        .execute()
-                == 1;
+    public boolean extend(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, extendSql)) {
+            extendSql.set(ps, "ms", leaseMillis);
+            extendSql.set(ps, "name", name);
+            extendSql.set(ps, "owner", owner);
+            return ps.executeUpdate() == 1;
+        }
     }
 
     /** Renewals per statement: three arrays of this many elements in one bind message. */
@@ -177,45 +183,60 @@ public final class PostgresDialect extends Dialect {
     }
 
     @Override
-    public boolean[] extendMany(Handle h, List<String> names, List<String> owners, List<Long> leaseMillis) {
+    public boolean[] extendMany(Connection c, List<String> names, List<String> owners, List<Long> leaseMillis)
+            throws SQLException {
         boolean[] held = new boolean[names.size()];
-        h.createQuery(extendManySql)
-                .bind("names", names.toArray(String[]::new))
-                .bind("owners", owners.toArray(String[]::new))
-                .bind("ms", leaseMillis.toArray(Long[]::new))
-                .mapTo(Long.class)
-                .forEach(i -> held[(int) (i - 1)] = true);
+        try (PreparedStatement ps = prepare(c, extendManySql)) {
+            extendManySql.set(ps, "names", "text", names.toArray(String[]::new));
+            extendManySql.set(ps, "owners", "text", owners.toArray(String[]::new));
+            extendManySql.set(ps, "ms", "bigint", leaseMillis.toArray(Long[]::new));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    held[(int) (rs.getLong(1) - 1)] = true;
+                }
+            }
+        }
         return held;
     }
 
     @Override
-    public boolean release(Handle h, String name, String owner) {
-        return h.createQuery(releaseSql)
-                .bind("name", name)
-                .bind("owner", owner)
-                .bind("channel", channel)
-                .mapTo(Boolean.class)
-                .findOne()
-                .orElse(false);
+    public boolean release(Connection c, String name, String owner) throws SQLException {
+        try (PreparedStatement ps = prepare(c, releaseSql)) {
+            releaseSql.set(ps, "name", name);
+            releaseSql.set(ps, "owner", owner);
+            releaseSql.set(ps, "channel", channel);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
     }
 
     @Override
-    public void free(Handle h, String name, String owner) {
-        h.createUpdate(deleteSql).bind("name", name).bind("owner", owner).execute();
+    public void free(Connection c, String name, String owner) throws SQLException {
+        try (PreparedStatement ps = prepare(c, deleteSql)) {
+            deleteSql.set(ps, "name", name);
+            deleteSql.set(ps, "owner", owner);
+            ps.executeUpdate();
+        }
     }
 
     @Override
-    public void ensureRow(Handle h, String name) {
-        h.createUpdate(ensureSql).bind("name", name).execute();
+    public void ensureRow(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = prepare(c, ensureSql)) {
+            ensureSql.set(ps, "name", name);
+            ps.executeUpdate();
+        }
     }
 
     @Override
-    public Optional<Locked> lockRow(Handle h, String name, long idleMillis) {
-        return h.createQuery(lockSql)
-                .bind("idle", Long.toString(idleMillis))
-                .bind("name", name)
-                .map((rs, ctx) -> new Locked(rs.getLong("fence"), rs.getLong("pid")))
-                .findOne();
+    public Optional<Locked> lockRow(Connection c, String name, long idleMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, lockSql)) {
+            lockSql.set(ps, "idle", Long.toString(idleMillis));
+            lockSql.set(ps, "name", name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(new Locked(rs.getLong("fence"), rs.getLong("pid"))) : Optional.empty();
+            }
+        }
     }
 
     @Override
@@ -224,20 +245,24 @@ public final class PostgresDialect extends Dialect {
     }
 
     @Override
-    public void keepAlive(Handle h, long idleMillis) {
-        h.createQuery("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)")
-                .bind("idle", Long.toString(idleMillis))
-                .mapTo(String.class)
-                .one();
+    public void keepAlive(Connection c, long idleMillis) throws SQLException {
+        try (PreparedStatement ps = prepare(c, keepAliveSql)) {
+            keepAliveSql.set(ps, "idle", Long.toString(idleMillis));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+            }
+        }
     }
 
     @Override
-    public void signalOnCommit(Handle h, String name) {
-        h.createQuery("SELECT pg_notify(:channel, :name) IS NULL")
-                .bind("channel", channel)
-                .bind("name", name)
-                .mapTo(Boolean.class)
-                .one();
+    public void signalOnCommit(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = prepare(c, signalSql)) {
+            signalSql.set(ps, "channel", channel);
+            signalSql.set(ps, "name", name);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+            }
+        }
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.lockstep.ProviderInfo;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.AttemptContext;
 import io.lockstep.spi.Grant;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
@@ -18,6 +19,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
+import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Jdbi;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -42,13 +44,13 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
     /** A held row lock: the transaction's connection, its database session and the loss signal. */
     public static final class Handle {
         final String name;
-        final org.jdbi.v3.core.Handle db;
+        final Connection db;
         final long sessionId;
         final CompletableFuture<LossReason> loss = new CompletableFuture<>();
         boolean ended;
         boolean beating;
 
-        Handle(String name, org.jdbi.v3.core.Handle db, long sessionId) {
+        Handle(String name, Connection db, long sessionId) {
             this.name = name;
             this.db = db;
             this.sessionId = sessionId;
@@ -73,13 +75,14 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
 
     public SessionBackend(
             Jdbi jdbi,
+            ConnectionFactory connections,
             Dialect dialect,
             String where,
             @Nullable DataSource listenSource,
             @Nullable AutoCloseable onClose,
             LockRuntime runtime,
             Duration sessionTimeout) {
-        super(jdbi, dialect, where, listenSource, onClose);
+        super(jdbi, connections, dialect, where, listenSource, onClose);
         this.info = infoWithout(Set.of(Capability.LEASE_EXPIRY, Capability.EXTEND));
         this.runtime = runtime;
         this.sessionTimeout = sessionTimeout;
@@ -95,26 +98,26 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
         requireOpen();
         // A retry of the same acquire: end the transaction the earlier attempt opened, which frees
         // whatever a lost reply granted, before opening another.
-        attempt.attachment(org.jdbi.v3.core.Handle.class).ifPresent(SessionBackend::end);
+        attempt.attachment(Connection.class).ifPresent(SessionBackend::end);
         attempt.attach(null);
-        org.jdbi.v3.core.Handle db;
+        Connection db;
         try {
-            db = jdbi.open();
-        } catch (RuntimeException e) {
+            db = connections.openConnection();
+        } catch (SQLException | RuntimeException e) {
             throw failure("tryLock (taking a connection)", e);
         }
         attempt.attach(db);
         String name = attempt.name();
         long idle = sessionTimeout.toMillis();
         try {
-            db.getConnection().setAutoCommit(false);
+            db.setAutoCommit(false);
             Optional<Dialect.Locked> locked = dialect.lockRow(db, name, idle);
             if (locked.isEmpty()) {
                 // First use of this name: create its row in a transaction of its own, then lock it.
-                db.getConnection().rollback();
-                db.getConnection().setAutoCommit(true);
+                db.rollback();
+                db.setAutoCommit(true);
                 dialect.ensureRow(db, name);
-                db.getConnection().setAutoCommit(false);
+                db.setAutoCommit(false);
                 locked = dialect.lockRow(db, name, idle);
             }
             if (locked.isEmpty()) {
@@ -154,7 +157,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
             try {
                 dialect.keepAlive(handle.db, sessionTimeout.toMillis());
                 return true;
-            } catch (RuntimeException e) {
+            } catch (SQLException | RuntimeException e) {
                 // Any error aborts the transaction that holds the lock, or says its session is gone: the
                 // lock is lost. Closing the connection in dispose ends whatever is left of it on the server.
                 log.debug("heartbeat of '{}' on {} found the session gone: {}", handle.name, where, e.toString());
@@ -177,7 +180,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
             handle.ended = true;
             try {
                 dialect.signalOnCommit(handle.db, handle.name);
-                handle.db.getConnection().commit();
+                handle.db.commit();
                 return true;
             } catch (SQLException | RuntimeException e) {
                 // The transaction, and the lock with it, ended already (or ends when dispose closes it).
@@ -189,7 +192,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
 
     @Override
     public void abandon(AttemptContext attempt) {
-        attempt.attachment(org.jdbi.v3.core.Handle.class).ifPresent(SessionBackend::end);
+        attempt.attachment(Connection.class).ifPresent(SessionBackend::end);
         attempt.attach(null);
     }
 
@@ -246,18 +249,18 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
     }
 
     /** Rolls back whatever the connection has open and returns it to the pool (a broken one is dropped). */
-    static void end(org.jdbi.v3.core.Handle db) {
+    static void end(Connection db) {
         try {
-            if (!db.getConnection().getAutoCommit()) {
-                db.getConnection().rollback();
-                db.getConnection().setAutoCommit(true);
+            if (!db.getAutoCommit()) {
+                db.rollback();
+                db.setAutoCommit(true);
             }
         } catch (SQLException | RuntimeException ignored) {
             // a broken connection has ended its transaction already
         }
         try {
             db.close();
-        } catch (RuntimeException ignored) {
+        } catch (SQLException | RuntimeException ignored) {
             // the pool drops a broken connection
         }
     }

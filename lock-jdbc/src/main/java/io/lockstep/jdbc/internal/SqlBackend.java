@@ -7,22 +7,31 @@ import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.function.Function;
 import javax.sql.DataSource;
+import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatements;
 import org.jspecify.annotations.Nullable;
 
-/** What both modes share: Jdbi over the pool, the dialect, release signals, error translation. */
+/**
+ * What both modes share: the pool (plain JDBC for the statements of acquire and release, Jdbi over the
+ * same pool for the rest), the dialect, release signals, error translation.
+ */
 public abstract class SqlBackend<H> implements LockBackend<H> {
 
     /** The provider name every mode reports. */
     public static final String NAME = "jdbc";
 
     protected final Jdbi jdbi;
+    /** Where the hot path takes its connections: the pool Jdbi opens its handles from. */
+    protected final ConnectionFactory connections;
+
     protected final Dialect dialect;
     protected final String where;
     private final @Nullable PgReleaseSignals signals;
@@ -30,18 +39,25 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
     protected volatile boolean closed;
 
     /**
+     * @param jdbi over {@code connections}; its query timeout ({@link SqlStatements}) bounds the plain
+     *     statements too
+     * @param connections the pool
      * @param listenSource where the PostgreSQL release listener takes its one connection from; null for
      *     no notifications (waiters poll)
      * @param onClose closed with the backend (the pool the provider built), or null
      */
     protected SqlBackend(
             Jdbi jdbi,
+            ConnectionFactory connections,
             Dialect dialect,
             String where,
             @Nullable DataSource listenSource,
             @Nullable AutoCloseable onClose) {
         this.jdbi = jdbi;
+        this.connections = connections;
         this.dialect = dialect;
+        Integer timeout = jdbi.getConfig(SqlStatements.class).getQueryTimeout();
+        dialect.queryTimeout(timeout == null ? 0 : timeout);
         this.where = where;
         this.signals = listenSource != null && dialect.channel().isPresent()
                 ? new PgReleaseSignals(listenSource, dialect.channel().get(), where)
@@ -112,7 +128,25 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
         }
     }
 
-    /** Runs {@code work} on a pooled connection in auto-commit, translating failures. */
+    /** One step of the hot path: plain JDBC on a pooled connection. */
+    @FunctionalInterface
+    protected interface SqlWork<T> {
+        T apply(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} with plain JDBC on a pooled connection in auto-commit, translating failures as
+     * {@link #withHandle} does.
+     */
+    protected final <T> T withConnection(String operation, SqlWork<T> work) {
+        try (Connection c = connections.openConnection()) {
+            return work.apply(c);
+        } catch (SQLException | RuntimeException e) {
+            throw failure(operation, e);
+        }
+    }
+
+    /** Runs {@code work} through Jdbi on a pooled connection in auto-commit, translating failures. */
     protected final <T> T withHandle(String operation, Function<Handle, T> work) {
         try (Handle h = jdbi.open()) {
             return work.apply(h);
