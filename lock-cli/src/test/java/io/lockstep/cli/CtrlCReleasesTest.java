@@ -27,7 +27,14 @@ class CtrlCReleasesTest {
             String name = "lockctl/ctrl-c/" + System.nanoTime();
             String java =
                     Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            // As from a terminal: SIGINT at its default. A process started in the background by a
+            // non-interactive shell (a CI script's `cmd &`) inherits SIGINT ignored, and a JVM that starts
+            // with SIGINT ignored runs no shutdown hook on it; perl (essential on Debian) puts it back to
+            // the default before it execs the JVM.
             Process p = new ProcessBuilder(List.of(
+                            "perl",
+                            "-e",
+                            "$SIG{INT} = 'DEFAULT'; exec { $ARGV[0] } @ARGV or die \"exec $ARGV[0]: $!\\n\";",
                             java,
                             "-cp",
                             System.getProperty("java.class.path"),
