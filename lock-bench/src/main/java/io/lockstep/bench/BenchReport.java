@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.function.BiFunction;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -142,7 +143,10 @@ public final class BenchReport {
         WHAT.put("redlock-5", "lock-redlock, 5 nodes");
         WHAT.put("redisson-rlock", "Redisson `RLock`: `tryLock(0, 30 s)`, `unlock()`");
         WHAT.put("redisson-fenced", "Redisson `RFencedLock`: `tryLockAndGetToken(0, 30 s)`, `unlock()`");
-        WHAT.put("shedlock-jedis", "ShedLock's Jedis provider: `lock(...)`, `unlock()` (lockAtLeastFor 0)");
+        WHAT.put(
+                "shedlock-redis",
+                "ShedLock's Redis provider (Spring Data Redis over Jedis, defaults): `lock(...)`, `unlock()`"
+                        + " (lockAtLeastFor 0): `SET NX PX`, then a plain `DEL` (unfenced, no owner check)");
         WHAT.put(
                 "jetcd-floor",
                 "**floor** of `etcd`: raw jetcd, lock-etcd's two transactions (queue a key on a session lease and"
@@ -191,7 +195,7 @@ public final class BenchReport {
         if (backend.startsWith("redlock-")) {
             return "floor-" + backend;
         }
-        if (backend.startsWith("redisson") || backend.equals("shedlock-jedis")) {
+        if (backend.startsWith("redisson") || backend.equals("shedlock-redis")) {
             return "floor-redis"; // not their floor (other scripts), but the one Lockstep answers to
         }
         return switch (backend) {
@@ -350,6 +354,7 @@ public final class BenchReport {
             versions.put("JMH", version("org.openjdk.jmh", "jmh-core"));
             versions.put("Redisson", version("org.redisson", "redisson"));
             versions.put("ShedLock", version("net.javacrumbs.shedlock", "shedlock-core"));
+            versions.put("Spring Data Redis", version("org.springframework.data", "spring-data-redis"));
             versions.put("jetcd", version("io.etcd", "jetcd-core"));
             versions.put("Curator", version("org.apache.curator", "curator-recipes"));
             versions.put("ZooKeeper client", version("org.apache.zookeeper", "zookeeper"));
@@ -384,7 +389,7 @@ public final class BenchReport {
     static {
         PEER_OF.put("redisson-rlock", "redis");
         PEER_OF.put("redisson-fenced", "redis");
-        PEER_OF.put("shedlock-jedis", "redis");
+        PEER_OF.put("shedlock-redis", "redis");
         PEER_OF.put("jetcd-lock", "etcd");
         PEER_OF.put("curator-mutex", "lockstep");
         PEER_OF.put("curator-semaphore-mutex", "lockstep");
@@ -531,9 +536,21 @@ public final class BenchReport {
                     case "ZooKeeperBenchmark.handoff" -> "ZooKeeper: handoff from a holder to a queued waiter";
                     case "JdbcBenchmark.acquireRelease" -> "PostgreSQL: uncontended acquire + release";
                     case "JdbcBenchmark.handoff" -> "PostgreSQL: handoff from a holder to a waiter";
+                    case "HandoffBenchmark.handoff" ->
+                        serverName(first.params().getOrDefault("server", "redis"))
+                                + ": contended handoff, every thread on one lock name";
                     default -> first.benchmarkClass() + "." + first.method();
                 };
         return what + ", " + first.threads() + (first.threads() == 1 ? " thread" : " threads");
+    }
+
+    private static String serverName(String server) {
+        return switch (server) {
+            case "redis" -> "Redis";
+            case "zookeeper" -> "ZooKeeper";
+            case "postgresql" -> "PostgreSQL";
+            default -> server;
+        };
     }
 
     private static void heading(StringBuilder md, Row first, String command) {
@@ -562,22 +579,13 @@ public final class BenchReport {
         for (Row row : section) {
             String floor = floorOf(row.backend());
             Row floorRow = floor == null ? null : byBackend.get(floor);
-            md.append("| `")
-                    .append(row.backend())
-                    .append("` | ")
-                    .append(WHAT.getOrDefault(row.backend(), ""))
-                    .append(" | ")
-                    .append(micros(row))
-                    .append(" | ")
-                    .append(String.format(Locale.ROOT, "%,.0f", row.opsPerSecond()))
-                    .append(" | ")
-                    .append(
-                            floorRow == null || floorRow == row
-                                    ? ""
-                                    : throughputRatio(row, floorRow) + " of `" + floor + "`")
-                    .append(" | ")
-                    .append(row.mix())
-                    .append(" |\n");
+            tableRow(
+                    md,
+                    row,
+                    micros(row),
+                    String.format(Locale.ROOT, "%,.0f", row.opsPerSecond()),
+                    floorRow == null || floorRow == row ? "" : throughputRatio(row, floorRow) + " of `" + floor + "`",
+                    row.mix());
         }
         md.append('\n');
     }
@@ -590,29 +598,28 @@ public final class BenchReport {
                 .append(first.benchmarkClass())
                 .append(".")
                 .append(first.method())
-                .append("`: every operation is timed (JMH `SampleTime`); the time from the holder's release until"
-                        + " the waiter, already queued on another client, holds the lock.\n\n");
+                .append(
+                        first.benchmarkClass().equals("HandoffBenchmark")
+                                ? "`: every thread of one client loops: wait for the lock, hold it "
+                                        + first.params().getOrDefault("holdMicros", "?")
+                                        + " µs (not timed), release it and wait until another thread holds it (timed,"
+                                        + " JMH `SampleTime`; a wait is cut at 100 ms, the bound for the last holder of"
+                                        + " an iteration). The server's calls per grant are counted at the server.\n\n"
+                                : "`: every operation is timed (JMH `SampleTime`); the time from the holder's release"
+                                        + " until the waiter, already queued on another client, holds the lock.\n\n");
         md.append("| contender | what it is | p50 µs | p99 µs | p99.9 µs | mean µs | rounds | what the server saw"
                 + " per round |\n");
         md.append("|---|---|---|---|---|---|---|---|\n");
         for (Row row : section) {
-            md.append("| `")
-                    .append(row.backend())
-                    .append("` | ")
-                    .append(WHAT.getOrDefault(row.backend(), ""))
-                    .append(" | ")
-                    .append(oneDecimal(row.percentileMicros("50.0")))
-                    .append(" | ")
-                    .append(oneDecimal(row.percentileMicros("99.0")))
-                    .append(" | ")
-                    .append(oneDecimal(row.percentileMicros("99.9")))
-                    .append(" | ")
-                    .append(micros(row))
-                    .append(" | ")
-                    .append(row.operations() == 0 ? "" : String.format(Locale.ROOT, "%,d", row.operations()))
-                    .append(" | ")
-                    .append(row.mix())
-                    .append(" |\n");
+            tableRow(
+                    md,
+                    row,
+                    oneDecimal(row.percentileMicros("50.0")),
+                    oneDecimal(row.percentileMicros("99.0")),
+                    oneDecimal(row.percentileMicros("99.9")),
+                    micros(row),
+                    row.operations() == 0 ? "" : String.format(Locale.ROOT, "%,d", row.operations()),
+                    row.mix());
         }
         md.append('\n');
     }
@@ -642,27 +649,27 @@ public final class BenchReport {
         md.append("|---|---|---|---|---|---|---|---|---|\n");
         for (Row row : section) {
             Map<String, Double> m = row.seen();
-            md.append("| `")
-                    .append(row.backend())
-                    .append("` | ")
-                    .append(WHAT.getOrDefault(row.backend(), ""))
-                    .append(" | ")
-                    .append(oneDecimal(m.getOrDefault("script calls/s", Double.NaN)))
-                    .append(" | ")
-                    .append(whole(m.getOrDefault("commands/s", Double.NaN)))
-                    .append(" | ")
-                    .append(oneDecimal(m.getOrDefault("renewals/s", Double.NaN)))
-                    .append(" | ")
-                    .append(oneDecimal(m.getOrDefault("client CPU ms/s", Double.NaN)))
-                    .append(" | ")
-                    .append(oneDecimal(m.getOrDefault("heap MB", Double.NaN)))
-                    .append(" | ")
-                    .append(whole(m.getOrDefault("threads peak", Double.NaN)))
-                    .append(" | ")
-                    .append(whole(m.getOrDefault("renewal threads peak", Double.NaN)))
-                    .append(" |\n");
+            tableRow(
+                    md,
+                    row,
+                    oneDecimal(m.getOrDefault("script calls/s", Double.NaN)),
+                    whole(m.getOrDefault("commands/s", Double.NaN)),
+                    oneDecimal(m.getOrDefault("renewals/s", Double.NaN)),
+                    oneDecimal(m.getOrDefault("client CPU ms/s", Double.NaN)),
+                    oneDecimal(m.getOrDefault("heap MB", Double.NaN)),
+                    whole(m.getOrDefault("threads peak", Double.NaN)),
+                    whole(m.getOrDefault("renewal threads peak", Double.NaN)));
         }
         md.append('\n');
+    }
+
+    /** One table line: the contender, what it is, then {@code cells}. */
+    private static void tableRow(StringBuilder md, Row row, String... cells) {
+        md.append("| `").append(row.backend()).append("` | ").append(WHAT.getOrDefault(row.backend(), ""));
+        for (String cell : cells) {
+            md.append(" | ").append(cell);
+        }
+        md.append(" |\n");
     }
 
     private static String whole(double value) {
@@ -706,21 +713,18 @@ public final class BenchReport {
             section.forEach(r -> by.put(r.backend(), r));
             String where = title(first);
             if (first.mode().equals("sample")) {
-                for (Map.Entry<String, String> peer : PEER_OF.entrySet()) {
-                    Row p = by.get(peer.getKey());
-                    Row ours = by.get(peer.getValue());
-                    if (p != null && ours != null) {
-                        lines.add(String.format(
+                peerLines(
+                        by,
+                        lines,
+                        (peer, ours) -> String.format(
                                 Locale.ROOT,
-                                "%s: handoff p50 of `%s` / `%s` = **%.2f×**, p99 %.2f× (%s)",
-                                peer.getKey() + " against Lockstep",
-                                peer.getKey(),
-                                peer.getValue(),
-                                p.percentileMicros("50.0") / ours.percentileMicros("50.0"),
-                                p.percentileMicros("99.0") / ours.percentileMicros("99.0"),
+                                "%s against Lockstep: handoff p50 of `%s` / `%s` = **%.2f×**, p99 %.2f× (%s)",
+                                peer.backend(),
+                                peer.backend(),
+                                ours.backend(),
+                                peer.percentileMicros("50.0") / ours.percentileMicros("50.0"),
+                                peer.percentileMicros("99.0") / ours.percentileMicros("99.0"),
                                 where));
-                    }
-                }
                 continue;
             }
             timeRatio(by, "redlock-5", "redis", "Redlock over 5 nodes against one Redis (target: within 1.3×)", where)
@@ -741,20 +745,17 @@ public final class BenchReport {
                                     + " the unfenced hand-written lock",
                             where)
                     .ifPresent(lines::add);
-            for (Map.Entry<String, String> peer : PEER_OF.entrySet()) {
-                Row p = by.get(peer.getKey());
-                Row ours = by.get(peer.getValue());
-                if (p != null && ours != null) {
-                    lines.add(String.format(
+            peerLines(
+                    by,
+                    lines,
+                    (peer, ours) -> String.format(
                             Locale.ROOT,
                             "Lockstep's throughput against %s: `%s` / `%s` = **%s** (%s)",
-                            peer.getKey(),
-                            peer.getValue(),
-                            peer.getKey(),
-                            throughputRatio(ours, p),
+                            peer.backend(),
+                            ours.backend(),
+                            peer.backend(),
+                            throughputRatio(ours, peer),
                             where));
-                }
-            }
         }
         if (lines.isEmpty()) {
             return;
@@ -764,6 +765,17 @@ public final class BenchReport {
                 + " bars.\n\n");
         lines.forEach(l -> md.append("- ").append(l).append('\n'));
         md.append('\n');
+    }
+
+    /** One line per peer of {@link #PEER_OF} that ran in a section with its Lockstep contender. */
+    private static void peerLines(Map<String, Row> by, List<String> lines, BiFunction<Row, Row, String> line) {
+        PEER_OF.forEach((peer, ours) -> {
+            Row p = by.get(peer);
+            Row o = by.get(ours);
+            if (p != null && o != null) {
+                lines.add(line.apply(p, o));
+            }
+        });
     }
 
     private static Optional<String> timeRatio(Map<String, Row> by, String a, String b, String what, String where) {

@@ -23,7 +23,8 @@ import redis.clients.jedis.JedisPooled;
  *       two scripts;
  *   <li>{@code redlock-N}: lock-redlock over N nodes; {@code floor-redlock-N}: raw Jedis running
  *       lock-redlock's two scripts on N nodes, fanned out from one thread;
- *   <li>{@code jedis-setnx}: the hand-written {@code SET NX PX} lock, unfenced, for reference.
+ *   <li>{@code jedis-setnx}: the hand-written {@code SET NX PX} lock, unfenced, for reference;
+ *   <li>peers ({@link Peers}): {@code redisson-rlock}, {@code redisson-fenced}, {@code shedlock-redis}.
  * </ul>
  */
 final class Contenders {
@@ -68,6 +69,12 @@ final class Contenders {
             Map.entry("publish", 1.0),
             Map.entry("set", 1.0));
 
+    /**
+     * ShedLock 6.10's Redis provider (Spring Data Redis, default {@code safeUpdate} off), as seen: {@code SET NX
+     * PX} to lock, a plain {@code DEL} to unlock.
+     */
+    static final Map<String, Double> SHEDLOCK_REDIS_MIX = Map.of("set", 1.0, "del", 1.0);
+
     private Contenders() {}
 
     /** What a benchmark must be seen to do on every server per operation, and the scripts every server must have run. */
@@ -97,6 +104,9 @@ final class Contenders {
         if (backend.equals("redisson-fenced")) {
             return new Peers.RedissonFenced(addresses.get(0));
         }
+        if (backend.equals("shedlock-redis")) {
+            return new Peers.ShedLockRedis(addresses.get(0));
+        }
         if (backend.equals("redis")) {
             return new Lockstep(RedisLockProvider.builder(new JedisPooled(addresses.get(0)))
                     .closeClient(true)
@@ -119,6 +129,9 @@ final class Contenders {
         }
         if (backend.equals("redisson-fenced")) {
             return new Expectation(REDISSON_FENCED_MIX, List.of());
+        }
+        if (backend.equals("shedlock-redis")) {
+            return new Expectation(SHEDLOCK_REDIS_MIX, List.of());
         }
         if (backend.equals("jedis-setnx")) {
             return new Expectation(SETNX_MIX, List.of(RawFloors.sha1(RawFloors.COMPARE_AND_DELETE)));

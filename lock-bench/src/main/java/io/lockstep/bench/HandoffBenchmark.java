@@ -59,11 +59,17 @@ import redis.clients.jedis.JedisPubSub;
  * printed and appended as one JSON line to the file named by {@code LOCKSTEP_BENCH_HANDOFF} (system
  * property {@code lockstep.bench.handoff}).
  *
- * <p>Rows: {@code floor-redis} (raw Jedis running lock-redis's two scripts with one pub/sub
- * subscription and a local FIFO queue: the round trips lock-redis makes, nothing else), {@code redis}
- * (lock-redis), {@code redisson-rlock} (Redisson's {@code RLock.lock(30 s)}). Each trial checks at the
- * server that it did what its name says: one fence increment (floor, redis) or one release notice
- * (every row) per grant; it reports the acquire attempts per grant the server saw.
+ * <p>{@link #server} {@code redis}, rows: {@code floor-redis} (raw Jedis running lock-redis's two
+ * scripts with one pub/sub subscription and a local FIFO queue: the round trips lock-redis makes, nothing
+ * else), {@code redis} (lock-redis), {@code redisson-rlock} (Redisson's {@code RLock.lock(30 s)}). Each
+ * trial checks at the server that it did what its name says: one fence increment (floor, redis) or one
+ * release notice (every row) per grant; it reports the acquire attempts per grant the server saw.
+ *
+ * <p>{@link #server} {@code etcd}, {@code zookeeper} and {@code postgresql} run the same loop on one
+ * lock name with lock-etcd against jetcd's {@code Lock} client, lock-zookeeper against Curator's {@code
+ * InterProcessMutex}, and lock-jdbc's lease and session modes ({@link HandoffRigs}, which also says what
+ * each trial checks at its server). Every trial records the server's calls per grant ({@code
+ * callsPerGrant} in the JSON line).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
@@ -78,17 +84,20 @@ public class HandoffBenchmark {
     private static final String NAME = "handoff";
     private static final long ALTERNATION_BOUND_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
-    /** Which contender to measure. */
+    /** Which contender to measure; it must run on {@link #server}. */
     @Param({"floor-redis", "redis", "redisson-rlock"})
     public String backend = "redis";
+
+    /** Which server: {@code redis}, {@code etcd}, {@code zookeeper} or {@code postgresql}. */
+    @Param({"redis"})
+    public String server = "redis";
 
     /** How long each grant is held, so the other threads are surely waiting when it is released. */
     @Param({"1000"})
     public long holdMicros = 1000;
 
-    private @Nullable RedisServer server;
+    private @Nullable Rig rig;
     private @Nullable HandoffLock lock;
-    private @Nullable CommandMix mix;
     private final AtomicLong grants = new AtomicLong();
     private volatile long releasedAt;
     private volatile long lastHolder = -1;
@@ -98,19 +107,18 @@ public class HandoffBenchmark {
     private final Object recordLock = new Object();
     private long[] trialLatencies = new long[0];
 
-    /** Starts a redis-server and the contender; primes it (subscriptions, scripts) before counting. */
+    /** Starts the server and the contender; primes it (subscriptions, scripts, sessions) before counting. */
     @Setup(Level.Trial)
-    public void start() {
-        server = RedisServer.start();
-        HostAndPort address = new HostAndPort(server.host(), server.port());
-        lock = switch (backend) {
-            case "floor-redis" -> new FloorLock(address);
-            case "redis" -> new LockstepLock(address);
-            case "redisson-rlock" -> new RedissonLock(address);
-            default -> throw new IllegalArgumentException("unknown backend '" + backend + "'");
-        };
-        lock.acquire().run(); // subscriptions and scripts are set up before the counters start
-        mix = CommandMix.start(List.of(address));
+    public void start() throws Exception {
+        rig = server.equals("redis") ? new RedisRig(backend) : HandoffRigs.start(server, backend);
+        try {
+            lock = rig.lock();
+            lock.acquire().run(); // subscriptions, scripts and sessions are set up before the counters start
+            rig.startCounting();
+        } catch (Exception | Error e) {
+            rig.close(); // no server outlives a failed set-up
+            throw e;
+        }
     }
 
     /** Starts recording latencies in measured iterations only. */
@@ -187,12 +195,11 @@ public class HandoffBenchmark {
      * the server did not see one grant per counted grant.
      */
     @TearDown(Level.Trial)
-    public void stop(BenchmarkParams params) {
+    public void stop(BenchmarkParams params) throws Exception {
         try {
             long n = grants.get();
-            List<Map<String, Double>> perServer = mix.perOperation(n);
-            Map<String, Double> perGrant = perServer.get(0);
-            check(perGrant, n);
+            Counted counted = rig.count(n, params.getThreads());
+            Map<String, Double> perGrant = counted.perGrant();
             Map<String, String> paramMap = new LinkedHashMap<>();
             for (String key : params.getParamsKeys()) {
                 paramMap.put(key, params.getParam(key));
@@ -202,18 +209,18 @@ public class HandoffBenchmark {
                     paramMap,
                     params.getThreads(),
                     n,
-                    mix.redisVersion(),
-                    perServer,
-                    CommandMix.describe(perServer)));
+                    counted.serverVersion(),
+                    List.of(perGrant),
+                    counted.mix()));
             long[] sorted = trialLatencies.clone();
             Arrays.sort(sorted);
             if (sorted.length == 0) {
                 throw new IllegalStateException(
                         backend + ": no handoff between two threads was measured (run with -t 2 or more)");
             }
-            double attempts = perGrant.getOrDefault("evalsha", 0.0) - 1.0; // one script call per grant releases
             Map<String, Object> line = new LinkedHashMap<>();
             line.put("benchmark", params.getBenchmark());
+            line.put("server", server);
             line.put("backend", backend);
             line.put("threads", params.getThreads());
             line.put("holdMicros", holdMicros);
@@ -223,12 +230,15 @@ public class HandoffBenchmark {
             line.put("p90Micros", micros(percentile(sorted, 0.90)));
             line.put("p99Micros", micros(percentile(sorted, 0.99)));
             line.put("maxMicros", micros(sorted[sorted.length - 1]));
-            line.put("scriptCallsPerGrant", perGrant.getOrDefault("evalsha", 0.0) + perGrant.getOrDefault("eval", 0.0));
-            line.put("acquireAttemptsPerGrant", backend.equals("redisson-rlock") ? null : attempts);
+            line.put("callsPerGrant", counted.callsPerGrant());
+            if (server.equals("redis") && !backend.equals("redisson-rlock")) {
+                // one script call per grant releases
+                line.put("acquireAttemptsPerGrant", perGrant.getOrDefault("evalsha", 0.0) - 1.0);
+            }
             line.put("perGrant", perGrant);
             String json = new Gson().toJson(line);
             System.out.println();
-            System.out.println("Handoff " + backend + " -t " + params.getThreads() + ": " + json);
+            System.out.println("Handoff " + server + " " + backend + " -t " + params.getThreads() + ": " + json);
             String target = System.getProperty(RECORD_PROPERTY, System.getenv(RECORD_ENV));
             if (target != null && !target.isBlank()) {
                 Files.writeString(
@@ -241,26 +251,7 @@ public class HandoffBenchmark {
         } catch (IOException e) {
             throw new UncheckedIOException("could not append the handoff record", e);
         } finally {
-            try {
-                lock.close();
-            } finally {
-                server.close();
-            }
-        }
-    }
-
-    private void check(Map<String, Double> perGrant, long n) {
-        double notices = perGrant.getOrDefault("publish", 0.0);
-        if (Math.abs(notices - 1.0) > CommandMix.NOISE) {
-            throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + notices
-                    + " release notices per grant over " + n + " grants, expected 1: " + perGrant);
-        }
-        if (!backend.equals("redisson-rlock")) {
-            double fences = perGrant.getOrDefault("incr", 0.0);
-            if (Math.abs(fences - 1.0) > CommandMix.NOISE) {
-                throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + fences
-                        + " fence increments per grant over " + n + " grants, expected 1: " + perGrant);
-            }
+            rig.close();
         }
     }
 
@@ -272,6 +263,98 @@ public class HandoffBenchmark {
         return Math.round(nanos / 100.0) / 10.0;
     }
 
+    /** What a server counted per grant, checked against the contender's name. */
+    record Counted(String serverVersion, Map<String, Double> perGrant, String mix, double callsPerGrant) {}
+
+    /** A server the benchmark started, one contender on it, and the server's own counters. */
+    interface Rig extends AutoCloseable {
+        /** The contender, shared by every benchmark thread. */
+        HandoffLock lock();
+
+        /** Reads the server's counters: from here on, what the contender asks is counted. */
+        void startCounting() throws Exception;
+
+        /**
+         * What the server saw per grant since {@link #startCounting}, with {@code threads} benchmark
+         * threads; throws if it is not what the contender's name says. May close the contender first.
+         */
+        Counted count(long grants, int threads) throws Exception;
+
+        /** Stops the contender and the server. */
+        @Override
+        void close();
+    }
+
+    /** Redis: one redis-server, {@code INFO commandstats} per grant. */
+    static final class RedisRig implements Rig {
+        private final String backend;
+        private final RedisServer server;
+        private final HostAndPort address;
+        private final HandoffLock lock;
+        private @Nullable CommandMix mix;
+
+        RedisRig(String backend) {
+            this.backend = backend;
+            server = RedisServer.start();
+            address = new HostAndPort(server.host(), server.port());
+            lock = switch (backend) {
+                case "floor-redis" -> new FloorLock(address);
+                case "redis" ->
+                    new LockstepLock(RedisLockProvider.builder(new JedisPooled(address))
+                            .closeClient(true)
+                            .build());
+                case "redisson-rlock" -> new RedissonLock(address);
+                default -> {
+                    server.close();
+                    throw new IllegalArgumentException(
+                            "Redis runs 'floor-redis', 'redis' and 'redisson-rlock', not '" + backend + "'");
+                }
+            };
+        }
+
+        @Override
+        public HandoffLock lock() {
+            return lock;
+        }
+
+        @Override
+        public void startCounting() {
+            mix = CommandMix.start(List.of(address));
+        }
+
+        @Override
+        public Counted count(long n, int threads) {
+            List<Map<String, Double>> perServer = mix.perOperation(n);
+            Map<String, Double> perGrant = perServer.get(0);
+            double notices = perGrant.getOrDefault("publish", 0.0);
+            if (Math.abs(notices - 1.0) > CommandMix.NOISE) {
+                throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + notices
+                        + " release notices per grant over " + n + " grants, expected 1: " + perGrant);
+            }
+            if (!backend.equals("redisson-rlock")) {
+                double fences = perGrant.getOrDefault("incr", 0.0);
+                if (Math.abs(fences - 1.0) > CommandMix.NOISE) {
+                    throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + fences
+                            + " fence increments per grant over " + n + " grants, expected 1: " + perGrant);
+                }
+            }
+            return new Counted(
+                    mix.redisVersion(),
+                    perGrant,
+                    CommandMix.describe(perServer),
+                    perGrant.getOrDefault("evalsha", 0.0) + perGrant.getOrDefault("eval", 0.0));
+        }
+
+        @Override
+        public void close() {
+            try {
+                lock.close();
+            } finally {
+                server.close();
+            }
+        }
+    }
+
     /** One contender's blocking lock on {@link #NAME}. */
     interface HandoffLock extends AutoCloseable {
         /** Waits until granted; returns the release. */
@@ -281,16 +364,14 @@ public class HandoffBenchmark {
         void close();
     }
 
-    /** lock-redis: {@code acquire} with a wait, {@code release}. */
+    /** A Lockstep provider (lock-redis, lock-etcd, lock-zookeeper, lock-jdbc): {@code acquire} with a wait, {@code release}. */
     static final class LockstepLock implements HandoffLock {
         private static final LeaseOptions OPTIONS =
                 LeaseOptions.of(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(30));
         private final LockProvider provider;
 
-        LockstepLock(HostAndPort address) {
-            provider = RedisLockProvider.builder(new JedisPooled(address))
-                    .closeClient(true)
-                    .build();
+        LockstepLock(LockProvider provider) {
+            this.provider = provider;
         }
 
         @Override

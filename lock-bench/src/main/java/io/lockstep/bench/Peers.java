@@ -1,11 +1,19 @@
 package io.lockstep.bench;
 
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
 import org.redisson.Redisson;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import redis.clients.jedis.HostAndPort;
 
 /**
@@ -73,6 +81,38 @@ final class Peers {
         @Override
         public void close() {
             client.shutdown();
+        }
+    }
+
+    /**
+     * ShedLock's Redis provider ({@code shedlock-provider-redis-spring}) with its defaults, over Spring Data
+     * Redis's pooled {@code JedisConnectionFactory} on our Jedis: {@code lock(...)} with lockAtMostFor 30 s and
+     * lockAtLeastFor 0, then {@code unlock()}. By default ({@code safeUpdate} off) it locks with {@code SET NX PX}
+     * and unlocks with a plain {@code DEL}: no script, no owner check, no fence, no release notice.
+     */
+    static final class ShedLockRedis implements Contender {
+        private final JedisConnectionFactory connections;
+        private final RedisLockProvider provider;
+
+        ShedLockRedis(HostAndPort node) {
+            this.connections =
+                    new JedisConnectionFactory(new RedisStandaloneConfiguration(node.getHost(), node.getPort()));
+            connections.afterPropertiesSet();
+            connections.start();
+            this.provider = new RedisLockProvider.Builder(connections).build();
+        }
+
+        @Override
+        public void acquireRelease(Caller caller) {
+            Optional<SimpleLock> held = provider.lock(
+                    new LockConfiguration(Instant.now(), caller.name, Duration.ofSeconds(30), Duration.ZERO));
+            held.orElseThrow(() -> new IllegalStateException("lock '" + caller.name + "' was not free"))
+                    .unlock();
+        }
+
+        @Override
+        public void close() {
+            connections.destroy();
         }
     }
 }

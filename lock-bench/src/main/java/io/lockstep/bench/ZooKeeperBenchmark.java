@@ -389,7 +389,7 @@ public class ZooKeeperBenchmark {
         throw new IllegalStateException("mntr shows no zk_packets_received on port " + server.port());
     }
 
-    private static CuratorFramework curator(ZooKeeperServer server) throws InterruptedException {
+    static CuratorFramework curator(ZooKeeperServer server) throws InterruptedException {
         CuratorFramework curator = CuratorFrameworkFactory.builder()
                 .connectString(server.connectString())
                 .sessionTimeoutMs(30_000)

@@ -62,6 +62,30 @@ class BenchReportTest {
     }
 
     @Test
+    @DisplayName(
+            "ShedLock's Redis provider is a peer row: its floor column is lock-redis's and its ratio is against redis")
+    void rendersShedLockRedisAsAPeerOfRedis() throws IOException {
+        Files.writeString(
+                dir.resolve("1.json"),
+                "[" + result("floor-redis", 50.0, 5.0) + "," + result("redis", 100.0, 10.0) + ","
+                        + result("shedlock-redis", 80.0, 8.0) + "]");
+        Files.writeString(
+                dir.resolve("mix.jsonl"),
+                mix("floor-redis", "evalsha 2.00, get 2.00") + "\n" + mix("redis", "evalsha 2.00, get 2.00") + "\n"
+                        + mix("shedlock-redis", "del 1.00, set 1.00") + "\n");
+        String md = BenchReport.render(
+                BenchReport.load(dir),
+                List.of("scripts/bench"),
+                "abc1234",
+                ZonedDateTime.of(2026, 11, 22, 8, 0, 0, 0, ZoneOffset.UTC),
+                new BenchReport.Machine(2, "Test CPU", "OpenJDK 17", Map.of("Lockstep", "0.1.0")));
+        assertThat(md)
+                .contains("| `shedlock-redis` | " + BenchReport.WHAT.get("shedlock-redis")
+                        + " | 80.0 ± 8.0 | 12,500 | 0.63× (0.51–0.76) of `floor-redis` | del 1.00, set 1.00 |")
+                .contains("Lockstep's throughput against shedlock-redis: `redis` / `shedlock-redis` = **0.80×");
+    }
+
+    @Test
     @DisplayName("a result without a checked command mix is refused: its trial proved nothing")
     void refusesAResultWithoutAMix() throws IOException {
         Files.writeString(dir.resolve("1.json"), "[" + result("redis", 100.0, 10.0) + "]");
@@ -110,6 +134,73 @@ class BenchReportTest {
                 .contains("handoff p50 of `jetcd-lock` / `etcd` = **2.00×**")
                 .contains("not counted by this trial")
                 .contains("servers: etcd 3.5.16");
+    }
+
+    @Test
+    @DisplayName("contended handoffs get a section per server and thread count, with calls per grant and peer ratios")
+    void rendersContendedHandoffsPerServerAndThreads() throws IOException {
+        String bench = "io.lockstep.bench.HandoffBenchmark.handoff";
+        StringBuilder mixes = new StringBuilder();
+        List<String> commands = new java.util.ArrayList<>();
+        Map<String, List<String>> backends = new java.util.LinkedHashMap<>();
+        backends.put("redis", List.of("redis", "redisson-rlock"));
+        backends.put("etcd", List.of("etcd", "jetcd-lock"));
+        backends.put("zookeeper", List.of("lockstep", "curator-mutex"));
+        backends.put("postgresql", List.of("lease", "session"));
+        for (Map.Entry<String, List<String>> server : backends.entrySet()) {
+            for (int threads : List.of(2, 8)) {
+                String file = server.getKey() + "-t" + threads + ".json";
+                StringBuilder results = new StringBuilder();
+                double p50 = 100.0 * threads;
+                for (String backend : server.getValue()) {
+                    String params = "{\"backend\":\"" + backend + "\",\"holdMicros\":\"1000\",\"server\":\""
+                            + server.getKey() + "\"}";
+                    results.append(results.length() == 0 ? "" : ",")
+                            .append(
+                                    """
+                                    {"benchmark": "%s", "mode": "sample", "threads": %d, "forks": 1, "params": %s,
+                                     "primaryMetric": {"score": %s, "scoreError": 10.0, "scoreUnit": "us/op",
+                                      "scorePercentiles": {"50.0": %s, "99.0": %s, "99.9": %s}}}"""
+                                            .formatted(bench, threads, params, p50, p50, 2 * p50, 3 * p50));
+                    mixes.append("{\"benchmark\":\"" + bench + "\",\"params\":" + params + ",\"threads\":"
+                                    + threads + ",\"operations\":500,\"redisVersion\":\"" + server.getKey()
+                                    + " 1.0\",\"perServer\":[{\"calls\":3.0}],\"mix\":\"calls " + backend + " t"
+                                    + threads + "\"}")
+                            .append('\n');
+                    p50 *= 3;
+                }
+                Files.writeString(dir.resolve(file), "[" + results + "]");
+                commands.add("java -jar benchmarks.jar HandoffBenchmark -p server=" + server.getKey() + " -t " + threads
+                        + " -rff out/" + file);
+            }
+        }
+        Files.writeString(dir.resolve("mix.jsonl"), mixes.toString());
+
+        String md = BenchReport.render(
+                BenchReport.load(dir),
+                commands,
+                "abc1234",
+                ZonedDateTime.of(2026, 11, 22, 8, 0, 0, 0, ZoneOffset.UTC),
+                new BenchReport.Machine(2, "Test CPU", "OpenJDK 17", Map.of("Lockstep", "0.1.0")));
+
+        assertThat(md)
+                .contains("## Redis: contended handoff, every thread on one lock name, 2 threads\n\nCommand: `"
+                        + commands.get(0) + "`")
+                .contains("## etcd: contended handoff, every thread on one lock name, 8 threads\n\nCommand: `"
+                        + commands.get(3) + "`")
+                .contains("## ZooKeeper: contended handoff, every thread on one lock name, 2 threads")
+                .contains("## PostgreSQL: contended handoff, every thread on one lock name, 8 threads")
+                .contains("| `jetcd-lock` | " + BenchReport.WHAT.get("jetcd-lock")
+                        + " | 2,400.0 | 4,800.0 | 7,200.0 | 2400.0 ± 10.0 | 500 | calls jetcd-lock t8 |")
+                .contains("| `session` | " + BenchReport.WHAT.get("session")
+                        + " | 600.0 | 1,200.0 | 1,800.0 | 600.0 ± 10.0 | 500 | calls session t2 |")
+                .contains("hold it 1000 µs (not timed)")
+                .contains("curator-mutex against Lockstep: handoff p50 of `curator-mutex` / `lockstep` = **3.00×**, p99"
+                        + " 3.00× (ZooKeeper: contended handoff, every thread on one lock name, 8 threads)")
+                .contains("handoff p50 of `redisson-rlock` / `redis` = **3.00×**");
+        // each server and thread count is a section of its own: 8 headings, no rows mixed across servers
+        assertThat(md.split("contended handoff, every thread on one lock name, [28] threads\n\nCommand"))
+                .hasSize(9);
     }
 
     private static String avgt(String benchmark, String backend, double score) {

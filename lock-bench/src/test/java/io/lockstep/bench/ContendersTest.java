@@ -26,13 +26,14 @@ class ContendersTest {
                 "floor-redlock-3",
                 "redlock-3",
                 "redisson-rlock",
-                "redisson-fenced"
+                "redisson-fenced",
+                "shedlock-redis"
             })
     @DisplayName("a contender runs its expected commands per operation on every node")
     void runsItsExpectedMix(String backend) {
         Trial trial = run(backend);
         String mix = trial.finish("test", Map.of("backend", backend), 1);
-        assertThat(mix).contains("evalsha");
+        assertThat(mix).contains(Contenders.expectation(backend).perNode().keySet());
         if (Contenders.nodes(backend) > 1) {
             assertThat(mix).startsWith("on each of " + Contenders.nodes(backend) + " nodes");
         }
