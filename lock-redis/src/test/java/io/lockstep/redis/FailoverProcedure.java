@@ -86,11 +86,15 @@ final class FailoverProcedure {
         Map<String, Lease> held = new HashMap<>();
         AtomicInteger losses = new AtomicInteger();
         int failedClosed = 0;
+        // A replica in sync acknowledges within milliseconds on a quiet machine, but a 200 ms WAIT once ran
+        // out in CI (a 2-core machine running other test classes) and an in-sync lock was refused. 1 s
+        // leaves room; each lagging lock then waits that long before it fails closed.
         String options =
-                waitReplicas == 0 ? "?timeout=1s" : "?timeout=1s&waitReplicas=" + waitReplicas + "&waitTimeout=200ms";
+                waitReplicas == 0 ? "?timeout=2s" : "?timeout=2s&waitReplicas=" + waitReplicas + "&waitTimeout=1s";
         try (LockProvider holderLocks = Locks.open(topology.uri() + options);
                 LockProvider secondLocks = Locks.open(topology.uri() + "?timeout=1s")) {
             RedisServer victim = topology.primary();
+            topology.replicas().forEach(replica -> awaitReplicated(victim, replica));
             for (String name : topology.inSync()) {
                 take(holderLocks, holder, name, held, registers, history, losses);
             }
