@@ -3,6 +3,7 @@ package io.lockstep.jdbc;
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.LockConfigurationException;
 import io.lockstep.LockRuntime;
+import io.lockstep.jdbc.internal.Connections;
 import io.lockstep.jdbc.internal.Dialect;
 import io.lockstep.jdbc.internal.LeaseBackend;
 import io.lockstep.jdbc.internal.SessionBackend;
@@ -172,7 +173,11 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
          * @throws BackendUnavailableException if the database cannot be reached
          */
         public JdbcLockProvider build() {
-            Jdbi jdbi = Jdbi.create(dataSource);
+            // Every connection, also the application's, is taken in auto-commit and bounded by a network
+            // timeout lock-jdbc sets itself; both are put back on return (Connections).
+            Connections connections =
+                    new Connections(dataSource, (int) Math.min(Integer.MAX_VALUE, 2 * callTimeout.toMillis()));
+            Jdbi jdbi = Jdbi.create(connections);
             jdbi.getConfig(Handles.class).setForceEndTransactions(false);
             if (!statementsBoundByServer) {
                 jdbi.getConfig(SqlStatements.class)
@@ -185,6 +190,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             try (Handle h = jdbi.open()) {
                 String product = h.getConnection().getMetaData().getDatabaseProductName();
                 dialect = Dialect.forProduct(product, tableName);
+                connections.resetWith(dialect);
                 place = where != null ? where : dialect.product();
                 try {
                     dialect.check(h);
@@ -213,16 +219,9 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             }
             DataSource listenFrom = listen ? (listenSource != null ? listenSource : dataSource) : null;
             SqlBackend<?> backend = mode == JdbcMode.LEASE
-                    ? new LeaseBackend(jdbi, dataSource::getConnection, dialect, place, listenFrom, closeWithProvider)
+                    ? new LeaseBackend(jdbi, connections, dialect, place, listenFrom, closeWithProvider)
                     : new SessionBackend(
-                            jdbi,
-                            dataSource::getConnection,
-                            dialect,
-                            place,
-                            listenFrom,
-                            closeWithProvider,
-                            runtime,
-                            sessionTimeout);
+                            jdbi, connections, dialect, place, listenFrom, closeWithProvider, runtime, sessionTimeout);
             return new JdbcLockProvider(backend, runtime);
         }
 

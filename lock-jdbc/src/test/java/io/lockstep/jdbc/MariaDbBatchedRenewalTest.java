@@ -9,6 +9,7 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.LossReason;
+import io.lockstep.jdbc.internal.Connections;
 import io.lockstep.jdbc.internal.Dialect;
 import io.lockstep.jdbc.internal.LeaseBackend;
 import io.lockstep.spi.Attempt;
@@ -60,7 +61,7 @@ class MariaDbBatchedRenewalTest {
         try (HikariDataSource pool = new HikariDataSource(config);
                 Connection status = DriverManager.getConnection(db.jdbcUrl())) {
             LeaseBackend backend =
-                    new LeaseBackend(Jdbi.create(pool), pool::getConnection, dialect, "test", null, null);
+                    new LeaseBackend(Jdbi.create(pool), new Connections(pool, 0), dialect, "test", null, null);
             assertThat(backend.maxRenewalBatch()).isGreaterThan(1);
             List<Extension<LeaseBackend.Handle>> batch = new ArrayList<>();
             for (int i = 0; i < 5; i++) {

@@ -7,6 +7,7 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.LossReason;
+import io.lockstep.jdbc.internal.Connections;
 import io.lockstep.jdbc.internal.Dialect;
 import io.lockstep.jdbc.internal.LeaseBackend;
 import io.lockstep.spi.Attempt;
@@ -29,6 +30,7 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.ResourceLock;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * Lease mode on PostgreSQL renews many rows with one statement ({@code LeaseBackend.extendAll}), and a
@@ -48,7 +50,13 @@ class PgBatchedRenewalTest {
         createSchema(pg, table);
         LeaseBackend backend = new LeaseBackend(
                 Jdbi.create(pg.jdbcUrl()),
-                () -> DriverManager.getConnection(pg.jdbcUrl()),
+                new Connections(
+                        new PGSimpleDataSource() {
+                            {
+                                setURL(pg.jdbcUrl());
+                            }
+                        },
+                        0),
                 Dialect.forProduct("PostgreSQL", table),
                 "test",
                 null,

@@ -296,6 +296,13 @@ public abstract class Dialect {
         return Optional.empty();
     }
 
+    /**
+     * Puts back the session settings this dialect changed on {@code c} (which is in auto-commit, nothing
+     * open), before the connection goes back to its pool. By default nothing: PostgreSQL's settings are
+     * local to the transaction.
+     */
+    public void resetSession(Connection c) throws SQLException {}
+
     /** Whether {@code e} means the server, or the connection to it, is unavailable for a while. */
     public boolean isTransient(SQLException e) {
         String state = e.getSQLState();

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
-import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Jdbi;
 import org.jspecify.annotations.Nullable;
 
@@ -35,7 +34,7 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
 
     public LeaseBackend(
             Jdbi jdbi,
-            ConnectionFactory connections,
+            Connections connections,
             Dialect dialect,
             String where,
             @Nullable DataSource listenSource,

@@ -19,7 +19,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
-import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Jdbi;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -75,7 +74,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
 
     public SessionBackend(
             Jdbi jdbi,
-            ConnectionFactory connections,
+            Connections connections,
             Dialect dialect,
             String where,
             @Nullable DataSource listenSource,
@@ -98,7 +97,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
         requireOpen();
         // A retry of the same acquire: end the transaction the earlier attempt opened, which frees
         // whatever a lost reply granted, before opening another.
-        attempt.attachment(Connection.class).ifPresent(SessionBackend::end);
+        attempt.attachment(Connection.class).ifPresent(this::end);
         attempt.attach(null);
         Connection db;
         try {
@@ -192,7 +191,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
 
     @Override
     public void abandon(AttemptContext attempt) {
-        attempt.attachment(Connection.class).ifPresent(SessionBackend::end);
+        attempt.attachment(Connection.class).ifPresent(this::end);
         attempt.attach(null);
     }
 
@@ -248,20 +247,11 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
         }
     }
 
-    /** Rolls back whatever the connection has open and returns it to the pool (a broken one is dropped). */
-    static void end(Connection db) {
-        try {
-            if (!db.getAutoCommit()) {
-                db.rollback();
-                db.setAutoCommit(true);
-            }
-        } catch (SQLException | RuntimeException ignored) {
-            // a broken connection has ended its transaction already
-        }
-        try {
-            db.close();
-        } catch (SQLException | RuntimeException ignored) {
-            // the pool drops a broken connection
-        }
+    /**
+     * Rolls back whatever the connection has open and returns it to the pool as it was found (a broken
+     * one is dropped).
+     */
+    private void end(Connection db) {
+        release(db);
     }
 }

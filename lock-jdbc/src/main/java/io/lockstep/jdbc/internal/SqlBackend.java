@@ -13,7 +13,6 @@ import java.util.EnumSet;
 import java.util.Set;
 import java.util.function.Function;
 import javax.sql.DataSource;
-import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.SqlStatements;
@@ -30,7 +29,7 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
 
     protected final Jdbi jdbi;
     /** Where the hot path takes its connections: the pool Jdbi opens its handles from. */
-    protected final ConnectionFactory connections;
+    protected final Connections connections;
 
     protected final Dialect dialect;
     protected final String where;
@@ -48,7 +47,7 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
      */
     protected SqlBackend(
             Jdbi jdbi,
-            ConnectionFactory connections,
+            Connections connections,
             Dialect dialect,
             String where,
             @Nullable DataSource listenSource,
@@ -139,10 +138,27 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
      * {@link #withHandle} does.
      */
     protected final <T> T withConnection(String operation, SqlWork<T> work) {
-        try (Connection c = connections.openConnection()) {
+        Connection c;
+        try {
+            c = connections.openConnection();
+        } catch (SQLException | RuntimeException e) {
+            throw failure(operation, e);
+        }
+        try {
             return work.apply(c);
         } catch (SQLException | RuntimeException e) {
             throw failure(operation, e);
+        } finally {
+            release(c);
+        }
+    }
+
+    /** Gives {@code c} back as it was found (see {@link Connections}); a failure there is the pool's to handle. */
+    protected final void release(Connection c) {
+        try {
+            connections.closeConnection(c);
+        } catch (SQLException | RuntimeException ignored) {
+            // the pool drops a broken connection
         }
     }
 
