@@ -73,7 +73,7 @@ class RedisClusterReshardTest {
         List<String> failures = new CopyOnWriteArrayList<>();
         Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
         try (LockProvider plain = Locks.open(cluster.uri() + "?timeout=1s");
-                LockProvider acked = Locks.open(cluster.uri() + "?timeout=1s&waitReplicas=1&waitTimeout=300ms")) {
+                LockProvider acked = Locks.open(cluster.uri() + "?timeout=3s&waitReplicas=1&waitTimeout=2s")) {
             // Short leases renewed at a third of their time: every second an extend crosses the migration.
             List<Lease> held = new ArrayList<>();
             for (int i = 0; i < heldNames.size(); i++) {
