@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -47,7 +48,7 @@ public final class ZooKeeperServer extends LocalServer {
     private static final String INSTALL =
             "add org.apache.zookeeper:zookeeper (test scope) to the module's dependencies; the server runs from the class path";
 
-    private final Duration maxSessionTimeout;
+    private volatile Duration maxSessionTimeout;
     private final int myId;
     private final List<String> peers;
 
@@ -86,6 +87,16 @@ public final class ZooKeeperServer extends LocalServer {
     /** The longest session this server grants. */
     public Duration maxSessionTimeout() {
         return maxSessionTimeout;
+    }
+
+    /**
+     * Restarts the server (killing it first if it runs) on the same port and data with another {@code
+     * maxSessionTimeout}, as a rolling configuration change does: sessions survive, and each is
+     * renegotiated to at most the new value when its client reconnects.
+     */
+    public synchronized void restart(Duration maxSessionTimeout) {
+        this.maxSessionTimeout = Objects.requireNonNull(maxSessionTimeout, "maxSessionTimeout");
+        restart();
     }
 
     /**

@@ -33,8 +33,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
@@ -110,7 +108,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
     /** Abandoned attempts whose nodes could not be looked for yet (not connected); retried on reconnect. */
     private final Set<Cleanup> pendingCleanups = ConcurrentHashMap.newKeySet();
 
-    private final ConnectionStateListener stateListener = this::stateChanged;
+    private final SessionWatch session;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Executor callbacks = ForkJoinPool.commonPool();
     /**
@@ -140,7 +138,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         this.runtime = Objects.requireNonNull(runtime, "runtime");
         this.where = Objects.requireNonNull(where, "where");
         this.cleanups = new BoundedLane(runtime.renewalExecutor(), 1);
-        client.getConnectionStateListenable().addListener(stateListener);
+        this.session = new SessionWatch(client, new SessionEvents(), runtime);
     }
 
     /** A held lock: its node, its fence, the version its holder wrote last. */
@@ -154,15 +152,19 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         volatile int version;
         volatile boolean released;
         volatile long deadline;
+        /** The lease time its holder last wrote successfully: what the session must outlast. */
+        volatile long leaseMillis;
+
         volatile @Nullable ScheduledFuture<?> expiry;
 
-        Handle(String name, String token, String path, long czxid, long sessionId, int version) {
+        Handle(String name, String token, String path, long czxid, long sessionId, int version, long leaseMillis) {
             this.name = name;
             this.token = token;
             this.path = path;
             this.czxid = czxid;
             this.sessionId = sessionId;
             this.version = version;
+            this.leaseMillis = leaseMillis;
         }
 
         /** The holder's node. */
@@ -498,12 +500,17 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         long validity = Math.min(leaseNanos, entry.lastWriteSentAt + leaseNanos - started);
         boolean sessionEnded = client.getZookeeperClient().getZooKeeper().getSessionId() != entry.sessionId;
         entry.granted = true;
-        Handle handle = new Handle(entry.name, entry.token, node, entry.czxid, entry.sessionId, entry.version);
+        Handle handle = new Handle(
+                entry.name, entry.token, node, entry.czxid, entry.sessionId, entry.version, leaseTime.toMillis());
         live.add(handle);
         scheduleExpiry(handle, entry.lastWriteSentAt + leaseNanos);
         if (sessionEnded) {
             // The session that made the node has already ended: the grant is lost from the start.
             markLost(handle, LossReason.SESSION_EXPIRED);
+        } else {
+            // A reconnect may have renegotiated the timeout while we queued; read after live.add, so
+            // either this sees the new timeout or the connect's sweep sees this handle.
+            endIfSessionTooShort(handle, session.sessionTimeoutMillis());
         }
         return new Grant<>(handle, OptionalLong.of(entry.czxid), Duration.ofNanos(Math.max(0, validity)), handle.loss);
     }
@@ -592,8 +599,13 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                 try {
                     Stat stat = client.setData().withVersion(handle.version).forPath(handle.path, data);
                     handle.version = stat.getVersion();
+                    handle.leaseMillis = leaseTime.toMillis();
                     scheduleExpiry(handle, sentAt + leaseTime.toNanos());
-                    return Optional.of(leaseTime);
+                    // The write may have gone out on a connection that renegotiated the timeout after
+                    // the check above: judged again now that it is applied.
+                    return endIfSessionTooShort(handle, session.sessionTimeoutMillis())
+                            ? Optional.empty()
+                            : Optional.of(leaseTime);
                 } catch (KeeperException.BadVersionException e) {
                     // A renewal whose reply was lost may have been applied: adopt the version if the node
                     // is still ours and write again, so the lease counts from a write sent now.
@@ -762,8 +774,15 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                         throw new KeeperException.MarshallingErrorException();
                     }
                     r.handle.version = written.getStat().getVersion();
+                    r.handle.leaseMillis = r.leaseTime.toMillis();
                     scheduleExpiry(r.handle, sentAt + r.leaseTime.toNanos());
                     r.result = Optional.of(r.leaseTime);
+                }
+                long timeout = session.sessionTimeoutMillis(); // as extend: judged again once applied
+                for (Renewal r : batch) {
+                    if (endIfSessionTooShort(r.handle, timeout)) {
+                        r.result = Optional.empty();
+                    }
                 }
                 return;
             }
@@ -964,7 +983,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        client.getConnectionStateListenable().removeListener(stateListener);
+        session.close();
         for (Handle handle : List.copyOf(live)) {
             cancelExpiry(handle);
         }
@@ -975,46 +994,74 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
 
     // ------------------------------------------------------------------ sessions and expiry
 
-    private void stateChanged(CuratorFramework source, ConnectionState state) {
-        long session = currentSession();
-        switch (state) {
-            case SUSPENDED ->
-                log.warn(
-                        "ZooKeeper connection to {} suspended: {} lease(s) are in doubt and end by their deadlines"
-                                + " unless the connection comes back within the session",
-                        where,
-                        live.size());
-            case LOST -> {
-                for (Handle handle : List.copyOf(live)) {
+    /** What the backend does when {@link SessionWatch} reports a change of the connection. */
+    private final class SessionEvents implements SessionWatch.Listener {
+        @Override
+        public void suspended() {
+            log.warn(
+                    "ZooKeeper connection to {} suspended: {} lease(s) are in doubt and end by their deadlines"
+                            + " unless the connection comes back within the session",
+                    where,
+                    live.size());
+        }
+
+        @Override
+        public void sessionEnded() {
+            for (Handle handle : List.copyOf(live)) {
+                markLost(handle, LossReason.SESSION_EXPIRED);
+            }
+            entries.values().forEach(Entry::signal);
+        }
+
+        @Override
+        public void connected(long sessionId, long sessionTimeoutMillis) {
+            for (Handle handle : List.copyOf(live)) {
+                if (handle.sessionId != sessionId) {
                     markLost(handle, LossReason.SESSION_EXPIRED);
-                }
-                entries.values().forEach(Entry::signal);
-            }
-            case CONNECTED, RECONNECTED -> {
-                for (Handle handle : List.copyOf(live)) {
-                    if (handle.sessionId != session) {
-                        markLost(handle, LossReason.SESSION_EXPIRED);
-                    }
-                }
-                entries.values().forEach(Entry::signal);
-                for (Cleanup cleanup : List.copyOf(pendingCleanups)) {
-                    try {
-                        cleanups.execute(() -> runCleanup(cleanup));
-                    } catch (RejectedExecutionException e) {
-                        pendingCleanups.clear(); // shut down: the nodes end with the session
-                    }
+                } else {
+                    endIfSessionTooShort(handle, sessionTimeoutMillis);
                 }
             }
-            default -> {}
+            entries.values().forEach(Entry::signal);
+            for (Cleanup cleanup : List.copyOf(pendingCleanups)) {
+                try {
+                    cleanups.execute(() -> runCleanup(cleanup));
+                } catch (RejectedExecutionException e) {
+                    pendingCleanups.clear(); // shut down: the nodes end with the session
+                }
+            }
         }
     }
 
-    private long currentSession() {
-        try {
-            return client.getZookeeperClient().getZooKeeper().getSessionId();
-        } catch (Exception e) {
-            return 0;
+    /**
+     * Ends {@code handle}'s lease (completing its {@code backendLoss}, deleting its node) if its lease
+     * time is longer than the session timeout negotiated on the latest connect; returns whether it did.
+     *
+     * <p>Why ending these, and only these, keeps one holder at a time without shortening anyone's
+     * validity (the SPI cannot shorten a live grant): the server renegotiated the session at the connect
+     * and expires it no earlier than {@code newTimeout} after the last request it heard, at the connect
+     * request or later. A grant whose {@code leaseTime <= newTimeout} counts its validity from its last
+     * write's send time: a write sent before the connect gives {@code lastWrite + leaseTime < connect +
+     * newTimeout <= expiry}, a write sent on the new connection touches the session itself, giving {@code
+     * lastWrite + leaseTime <= lastWrite + newTimeout <= expiry}. So its lease ends, on its own clock,
+     * before the server can free its node (equal clock rates assumed, as everywhere here). A grant with a
+     * longer lease time has no such bound, and cannot be renewed with it any more (renewals above the
+     * timeout are refused): it ends now, which is as soon as this client can know, since the new timeout
+     * is learnt on the event thread right after the connect's answer.
+     */
+    private boolean endIfSessionTooShort(Handle handle, long sessionTimeoutMillis) {
+        if (handle.leaseMillis <= sessionTimeoutMillis || handle.loss.isDone() || handle.released) {
+            return false;
         }
+        log.warn(
+                "Lock '{}' on {} had a lease of {} ms, longer than the session timeout of {} ms now negotiated:"
+                        + " the lease ends now, since the session could end before it",
+                handle.name,
+                where,
+                handle.leaseMillis,
+                sessionTimeoutMillis);
+        markLost(handle, LossReason.SESSION_EXPIRED);
+        return true;
     }
 
     private void markLost(Handle handle, LossReason reason) {
@@ -1121,19 +1168,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         return sessionTimeoutMillis();
     }
 
-    /** The session timeout the server granted (the requested one until the first connection). */
+    /** The session timeout the server granted on the latest connect (the requested one until the first). */
     public long sessionTimeoutMillis() {
-        try {
-            int negotiated = client.getZookeeperClient().getZooKeeper().getSessionTimeout();
-            if (negotiated > 0) {
-                return negotiated;
-            }
-        } catch (Exception e) {
-            // not connected yet
-        }
-        return client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs() > 0
-                ? client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs()
-                : Long.MAX_VALUE;
+        return session.sessionTimeoutMillis();
     }
 
     private void requireLeaseWithinSession(Duration leaseTime, long sessionTimeoutMs) {
