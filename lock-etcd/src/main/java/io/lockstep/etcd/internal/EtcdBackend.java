@@ -91,8 +91,6 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private static final GetOption COUNT_ONLY =
             GetOption.builder().withCountOnly(true).build();
 
-    private static final long JANITOR_PERIOD_MILLIS = 250;
-
     /** What names a grant: the lock, its queue key, the key's create revision (the fence) and the owner. */
     public record Handle(String name, ByteSequence key, long revision, String ownerToken) {}
 
@@ -108,10 +106,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
     private final Map<ByteSequence, Held> held = new ConcurrentHashMap<>();
     private final Map<String, Waiter> waiters = new ConcurrentHashMap<>();
-    private final Map<ByteSequence, Boolean> orphanKeys = new ConcurrentHashMap<>();
-    private final Map<Long, Boolean> orphanLeases = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final ScheduledFuture<?> janitor;
+    private final EtcdJanitor janitor;
     private volatile long serverMinTtl;
 
     /**
@@ -129,9 +125,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         this.where = where;
         this.timeout = timeout;
         this.runtime = runtime;
-        this.janitor = runtime.scheduler()
-                .scheduleWithFixedDelay(
-                        this::cleanUpOrphans, JANITOR_PERIOD_MILLIS, JANITOR_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+        this.janitor = new EtcdJanitor(client, timeout, runtime, this::removeKey);
         warmUp(keyPrefix);
     }
 
@@ -442,13 +436,30 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         if (h != null) {
             forget(h);
         }
-        TxnResponse reply = await(
-                kv.txn()
-                        .If(new Cmp(handle.key(), Cmp.Op.EQUAL, CmpTarget.createRevision(handle.revision())))
-                        .Then(Op.delete(handle.key(), DeleteOption.DEFAULT))
-                        .commit(),
-                "releasing lock '" + handle.name() + "'");
+        EtcdJanitor.Leftover leftover = leftover(handle);
+        TxnResponse reply;
+        try {
+            reply = await(removeKey(leftover), "releasing lock '" + handle.name() + "'");
+        } catch (RuntimeException e) {
+            // Not confirmed gone: the session keeps the key alive while this provider lives, so it must
+            // not be forgotten. The janitor deletes it (compared on its create revision) once etcd answers.
+            janitor.removeKey(leftover);
+            throw e;
+        }
         return reply.isSucceeded();
+    }
+
+    /**
+     * The lease has ended: a grant whose key was not confirmed gone (its release failed or never ran)
+     * is handed to the janitor, which deletes the key once etcd answers.
+     */
+    @Override
+    public void dispose(Handle handle) {
+        Held h = held.get(handle.key());
+        if (h != null && h.handle.equals(handle)) {
+            forget(h);
+            janitor.removeKey(leftover(handle));
+        }
     }
 
     @Override
@@ -458,11 +469,16 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         if (h != null) {
             forget(h);
         }
+        EtcdJanitor.Leftover leftover = new EtcdJanitor.Leftover(name, ownerToken, key, 0);
         try {
-            deleteNow(key);
+            await(removeKey(leftover), "removing a queue entry");
         } catch (RuntimeException e) {
-            log.debug("Could not remove lock '{}' on etcd at {} now; retrying in the background: {}", name, where, e);
-            orphanKeys.put(key, Boolean.TRUE);
+            log.debug(
+                    "Could not remove lock '{}' on etcd at {} now; retrying in the background: {}",
+                    name,
+                    where,
+                    e.toString());
+            janitor.removeKey(leftover);
         }
     }
 
@@ -492,7 +508,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        janitor.cancel(false);
+        janitor.close();
         for (Waiter w : List.copyOf(waiters.values())) {
             w.close();
         }
@@ -644,7 +660,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                         where,
                         e);
                 end(LossReason.SESSION_EXPIRED);
-                orphanLeases.put(leaseId, Boolean.TRUE); // if etcd still has it, end it as soon as it answers
+                janitor.revokeLease(leaseId); // if etcd still has it, end it as soon as it answers
             } else {
                 scheduleKeepAlive(Math.max(TimeUnit.MILLISECONDS.toNanos(20), Math.min(period(), left / 4)));
             }
@@ -714,17 +730,12 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             return;
         }
         forget(h);
-        ByteSequence key = h.handle.key();
-        kv.txn()
-                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(h.handle.revision())))
-                .Then(Op.delete(key, DeleteOption.DEFAULT))
-                .commit()
-                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .whenComplete((r, e) -> {
-                    if (e != null) {
-                        orphanKeys.put(key, Boolean.TRUE);
-                    }
-                });
+        EtcdJanitor.Leftover leftover = leftover(h.handle);
+        removeKey(leftover).orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
+            if (e != null) {
+                janitor.removeKey(leftover);
+            }
+        });
     }
 
     private void forget(Held h) {
@@ -735,25 +746,21 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         }
     }
 
-    /** Keys and leases that could not be removed when they should have been; retried until etcd answers. */
-    private void cleanUpOrphans() {
-        for (ByteSequence key : List.copyOf(orphanKeys.keySet())) {
-            kv.delete(key).orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
-                if (e == null) {
-                    orphanKeys.remove(key);
-                }
-            });
+    /** What the janitor must delete if this grant's key cannot be deleted now. */
+    private static EtcdJanitor.Leftover leftover(Handle handle) {
+        return new EtcdJanitor.Leftover(handle.name(), handle.ownerToken(), handle.key(), handle.revision());
+    }
+
+    /**
+     * Deletes a queue key, only while its create revision is {@code leftover.revision()} (any, if 0);
+     * completes normally once etcd answered (the key is gone or is not this grant's).
+     */
+    private CompletableFuture<TxnResponse> removeKey(EtcdJanitor.Leftover leftover) {
+        io.etcd.jetcd.Txn txn = kv.txn();
+        if (leftover.revision() != 0) {
+            txn = txn.If(new Cmp(leftover.key(), Cmp.Op.EQUAL, CmpTarget.createRevision(leftover.revision())));
         }
-        for (Long lease : List.copyOf(orphanLeases.keySet())) {
-            client.getLeaseClient()
-                    .revoke(lease)
-                    .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                    .whenComplete((r, e) -> {
-                        if (e == null || EtcdErrors.isLeaseNotFound(e)) {
-                            orphanLeases.remove(lease);
-                        }
-                    });
-        }
+        return txn.Then(Op.delete(leftover.key(), DeleteOption.DEFAULT)).commit();
     }
 
     // ------------------------------------------------------------------ waiters
