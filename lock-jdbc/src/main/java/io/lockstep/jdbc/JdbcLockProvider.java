@@ -198,7 +198,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
                     // Only a missing schema is created, and only when asked: DDL, even IF NOT EXISTS, waits
                     // for metadata locks that open session-mode transactions hold (MariaDB), so it is not
                     // sent when the table and sequence are there.
-                    if (!createSchema || !missing.getMessage().startsWith("table:")) {
+                    if (!createSchema || !Dialect.isMissingSchema(missing)) {
                         throw missing;
                     }
                     for (String ddl : dialect.ddl()) {

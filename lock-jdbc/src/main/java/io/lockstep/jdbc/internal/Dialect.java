@@ -210,6 +210,43 @@ public abstract class Dialect {
      */
     public abstract void check(Handle h);
 
+    /**
+     * Refuses a table or sequence that exists but is not of the shape the statements rely on, naming
+     * each difference (what was found, what is needed).
+     */
+    protected final void refuseShape(List<String> differences) {
+        if (!differences.isEmpty()) {
+            throw new LockConfigurationException("table: the lock table '" + table + "' or its sequence '" + sequence
+                    + "' is not what lock-jdbc relies on: " + String.join("; ", differences)
+                    + " (see the schema guide, lock-jdbc's SCHEMA.md)");
+        }
+    }
+
+    /** Adds a difference unless column {@code column} has a type starting with one of {@code accepted}. */
+    protected static void need(
+            List<String> differences,
+            java.util.Map<String, String> types,
+            String column,
+            String needed,
+            String... accepted) {
+        String found = types.get(column);
+        if (found == null) {
+            differences.add("no column " + column + ", needs " + needed);
+            return;
+        }
+        for (String a : accepted) {
+            if (found.toLowerCase(Locale.ROOT).startsWith(a)) {
+                return;
+            }
+        }
+        differences.add("column " + column + " is " + found + ", needs " + needed);
+    }
+
+    /** Whether a message of {@link #check} says the table or sequence is missing (createSchema may help). */
+    public static boolean isMissingSchema(LockConfigurationException e) {
+        return String.valueOf(e.getMessage()).contains("does not exist");
+    }
+
     // ------------------------------------------------------------------ lease mode
 
     /** The outcome of a claim: the fence if granted, else the holder's time left in milliseconds. */

@@ -5,7 +5,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jdbi.v3.core.Handle;
@@ -93,6 +97,30 @@ public final class H2Dialect extends Dialect {
                             + "' does not exist in this H2 database; create it with the DDL in lock-jdbc's README, or set"
                             + " createSchema=true to let the provider create it");
         }
+        List<String> differences = new ArrayList<>();
+        Map<String, String> types = new HashMap<>();
+        h.createQuery(
+                        "SELECT COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE UPPER(TABLE_NAME) = UPPER(:t)")
+                .bind("t", bare)
+                .map((rs, ctx) -> types.put(rs.getString(1).toLowerCase(Locale.ROOT), rs.getString(2)))
+                .list();
+        need(differences, types, "fence", "BIGINT", "bigint");
+        need(differences, types, "expires_at", "TIMESTAMP WITH TIME ZONE", "timestamp with time zone");
+        h.createQuery("SELECT INCREMENT, CYCLE_OPTION FROM INFORMATION_SCHEMA.SEQUENCES"
+                        + " WHERE UPPER(SEQUENCE_NAME) = UPPER(:s)")
+                .bind("s", seq)
+                .map((rs, ctx) -> {
+                    if (rs.getLong(1) <= 0) {
+                        differences.add("sequence " + sequence + " has INCREMENT " + rs.getLong(1)
+                                + ", needs a positive increment");
+                    }
+                    if ("YES".equalsIgnoreCase(rs.getString(2))) {
+                        differences.add("sequence " + sequence + " has CYCLE, needs NO CYCLE");
+                    }
+                    return 0;
+                })
+                .list();
+        refuseShape(differences);
         try {
             if (h.getConnection().getMetaData().isReadOnly()) {
                 throw new LockConfigurationException("url: this H2 database is read-only; open it writable");

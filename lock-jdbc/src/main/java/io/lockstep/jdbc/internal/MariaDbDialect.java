@@ -73,7 +73,7 @@ public final class MariaDbDialect extends Dialect {
     @Override
     public List<String> ddl() {
         return List.of(
-                "CREATE SEQUENCE IF NOT EXISTS " + sequence,
+                "CREATE SEQUENCE IF NOT EXISTS " + sequence + " INCREMENT BY 1 NOCYCLE",
                 "CREATE TABLE IF NOT EXISTS " + table + " (name VARBINARY(256) NOT NULL PRIMARY KEY,"
                         + " owner VARCHAR(64) CHARACTER SET ascii NOT NULL, fence BIGINT NOT NULL,"
                         + " expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB");
@@ -101,6 +101,7 @@ public final class MariaDbDialect extends Dialect {
                             + "' does not exist in this MariaDB database (or the user may not see it); create it with the DDL"
                             + " in lock-jdbc's README, or set createSchema=true to let the provider create it");
         }
+        checkShape(h, schema, bare);
         boolean readOnly = h.createQuery("SELECT @@read_only OR @@tx_read_only")
                 .mapTo(Boolean.class)
                 .one();
@@ -136,6 +137,73 @@ public final class MariaDbDialect extends Dialect {
             throw new LockConfigurationException("user: the database user lacks " + String.join(", ", missing)
                     + "; grant them (see lock-jdbc's README)");
         }
+    }
+
+    /**
+     * The server must be MariaDB (MySQL has no sequences); the expiry a {@code DATETIME} ({@code
+     * TIMESTAMP} converts {@code UTC_TIMESTAMP()} through the session time_zone), the fence a {@code
+     * BIGINT}, {@code name} alone unique; the sequence increasing and not cycling. Its cache is the
+     * server's, shared by every session, so any CACHE is fine.
+     */
+    private void checkShape(Handle h, String schema, String bare) {
+        String version = h.createQuery("SELECT VERSION()").mapTo(String.class).one();
+        if (!version.toLowerCase(java.util.Locale.ROOT).contains("mariadb")) {
+            throw new LockConfigurationException("url: this server is MySQL " + version + "; lock-jdbc needs MariaDB"
+                    + " 10.6 or later (sequences, FOR UPDATE NOWAIT)");
+        }
+        List<String> differences = new ArrayList<>();
+        Map<String, String> types = new LinkedHashMap<>();
+        h.createQuery("SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " + schema
+                        + " AND TABLE_NAME = :n")
+                .bind("n", bare)
+                .map((rs, ctx) -> types.put(rs.getString(1).toLowerCase(java.util.Locale.ROOT), rs.getString(2)))
+                .list();
+        need(
+                differences,
+                types,
+                "name",
+                "VARBINARY(256) (bytes, compared byte by byte)",
+                "varbinary",
+                "varchar",
+                "binary",
+                "char");
+        need(differences, types, "owner", "VARCHAR(64)", "varchar", "char");
+        need(differences, types, "fence", "BIGINT", "bigint");
+        need(
+                differences,
+                types,
+                "expires_at",
+                "DATETIME(6) (a TIMESTAMP converts through the session time_zone)",
+                "datetime");
+        int keys = count(
+                h,
+                "SELECT COUNT(*) FROM (SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = "
+                        + schema + " AND TABLE_NAME = :n AND NON_UNIQUE = 0 GROUP BY INDEX_NAME"
+                        + " HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = 'name') k",
+                bare);
+        if (keys == 0) {
+            differences.add("no primary key or unique index on name alone, needs PRIMARY KEY (name)");
+        }
+        try {
+            h.createQuery("SELECT increment, cycle_option FROM " + sequence)
+                    .map((rs, ctx) -> {
+                        if (rs.getLong(1) <= 0) {
+                            differences.add("sequence " + sequence + " has INCREMENT " + rs.getLong(1)
+                                    + ", needs a positive increment");
+                        }
+                        if (rs.getBoolean(2)) {
+                            differences.add("sequence " + sequence + " has CYCLE, needs NOCYCLE");
+                        }
+                        return 0;
+                    })
+                    .list();
+        } catch (RuntimeException e) {
+            if (!(e.getCause() instanceof SQLException denied) || denied.getErrorCode() != COMMAND_DENIED) {
+                throw e;
+            }
+            // no SELECT on the sequence: its shape cannot be read; NEXTVAL is checked below
+        }
+        refuseShape(differences);
     }
 
     private static int count(Handle h, String sql, String name) {

@@ -9,8 +9,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jdbi.v3.core.Handle;
@@ -100,7 +102,7 @@ public final class PostgresDialect extends Dialect {
     @Override
     public List<String> ddl() {
         return List.of(
-                "CREATE SEQUENCE IF NOT EXISTS " + sequence,
+                "CREATE SEQUENCE IF NOT EXISTS " + sequence + " CACHE 1",
                 "CREATE TABLE IF NOT EXISTS " + table + " (name text PRIMARY KEY, owner text NOT NULL,"
                         + " fence bigint NOT NULL, expires_at timestamptz NOT NULL)");
     }
@@ -117,6 +119,7 @@ public final class PostgresDialect extends Dialect {
                     + "' does not exist in this PostgreSQL database; create it with the DDL in lock-jdbc's"
                     + " README, or set createSchema=true to let the provider create it");
         }
+        checkShape(h);
         List<String> missing = new ArrayList<>();
         for (String privilege : List.of("SELECT", "INSERT", "UPDATE", "DELETE")) {
             boolean has = h.createQuery("SELECT has_table_privilege(:t, :p)")
@@ -146,6 +149,64 @@ public final class PostgresDialect extends Dialect {
             throw new LockConfigurationException("url: this PostgreSQL server is read-only (a replica in recovery,"
                     + " or default_transaction_read_only is on); point lock-jdbc at the primary");
         }
+    }
+
+    /**
+     * The sequence must hand out increasing values across sessions: {@code CACHE 1} (a cache is per
+     * session, so two connections would interleave their blocks), a positive increment, no cycle. The
+     * expiry must be a {@code timestamptz} ({@code timestamp} is read in each client's session TimeZone,
+     * which pgJDBC takes from the JVM), the fence a {@code bigint}, and {@code name} alone must be unique.
+     */
+    private void checkShape(Handle h) {
+        List<String> differences = new ArrayList<>();
+        h.createQuery("SELECT seqcache, seqincrement, seqcycle FROM pg_sequence WHERE seqrelid = to_regclass(:s)")
+                .bind("s", sequence)
+                .map((rs, ctx) -> {
+                    long cache = rs.getLong(1);
+                    long increment = rs.getLong(2);
+                    boolean cycle = rs.getBoolean(3);
+                    if (cache != 1) {
+                        differences.add("sequence " + sequence + " has CACHE " + cache + ", needs CACHE 1 (each"
+                                + " session caches its own values, so fences would go down between holders):"
+                                + " ALTER SEQUENCE " + sequence + " CACHE 1");
+                    }
+                    if (increment <= 0) {
+                        differences.add("sequence " + sequence + " has INCREMENT " + increment
+                                + ", needs a positive increment");
+                    }
+                    if (cycle) {
+                        differences.add("sequence " + sequence + " has CYCLE, needs NO CYCLE");
+                    }
+                    return cache;
+                })
+                .list();
+        Map<String, String> types = new HashMap<>();
+        h.createQuery("SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+                        + " WHERE attrelid = to_regclass(:t) AND attnum > 0 AND NOT attisdropped")
+                .bind("t", table)
+                .map((rs, ctx) -> types.put(rs.getString(1), rs.getString(2)))
+                .list();
+        need(differences, types, "name", "text", "text", "character varying");
+        need(differences, types, "owner", "text", "text", "character varying");
+        need(differences, types, "fence", "bigint", "bigint");
+        need(
+                differences,
+                types,
+                "expires_at",
+                "timestamp with time zone (timestamptz; a timestamp without time zone"
+                        + " is read in each client's session TimeZone)",
+                "timestamp with time zone");
+        boolean keyed = h.createQuery("SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a"
+                        + " ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]"
+                        + " WHERE i.indrelid = to_regclass(:t) AND i.indisunique AND i.indnkeyatts = 1"
+                        + " AND i.indpred IS NULL AND a.attname = 'name')")
+                .bind("t", table)
+                .mapTo(Boolean.class)
+                .one();
+        if (!keyed) {
+            differences.add("no primary key or unique index on name alone, needs PRIMARY KEY (name)");
+        }
+        refuseShape(differences);
     }
 
     @Override
