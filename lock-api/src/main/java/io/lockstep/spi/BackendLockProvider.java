@@ -53,6 +53,13 @@ public final class BackendLockProvider<H> implements LockProvider {
     /** The longest a waiter sleeps without a signal before it asks the backend again. */
     static final Duration MAX_POLL = Duration.ofSeconds(1);
 
+    /**
+     * The least validity a grant must still have when it arrives to be handed out: a grant that took
+     * longer than its lease time to come back (a leader election, a stalled connection) is worth
+     * nothing, and would only hand the caller a lease that is already lost.
+     */
+    static final Duration MIN_VALIDITY_ON_ARRIVAL = Duration.ofMillis(1);
+
     private final LockBackend<H> backend;
     private final LockRuntime runtime;
     private final ProviderInfo info;
@@ -176,6 +183,16 @@ public final class BackendLockProvider<H> implements LockProvider {
                     context.maxWait(Duration.ofNanos(Math.min(left, maxServerWait)));
                 }
                 Attempt<H> attempt = attemptOnce(context, retryUntil);
+                if (attempt.isGranted() && arrivedSpent(attempt.grant(), sentAt)) {
+                    giveBackSpent(context, attempt.grant(), start, waitNanos);
+                    // Ask again under a new owner token: the old one's entry is being deleted.
+                    context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime());
+                    if (watch != null) {
+                        watch.close();
+                        watch = backend.watch(name, context.ownerToken());
+                    }
+                    continue;
+                }
                 if (attempt.isGranted()) {
                     runtime.metrics().acquired(info.name(), Duration.ofNanos(clock.nanoTime() - start));
                     return Optional.of(startLease(context, attempt.grant(), options, sentAt));
@@ -232,7 +249,8 @@ public final class BackendLockProvider<H> implements LockProvider {
                 if (!queue.awaitTurn(me, waitNanos - (clock.nanoTime() - start))) {
                     return timedOut(start);
                 }
-                ReleaseWatch watch = queue.watch(() -> backend.watch(name, context.ownerToken()));
+                String ownerToken = context.ownerToken();
+                ReleaseWatch watch = queue.watch(() -> backend.watch(name, ownerToken));
                 if (!askNow && !queue.takePendingSignal()) {
                     // Our turn came because the one before took the lock (so it is held) or left: wait for
                     // a release signal, or poll at the bound.
@@ -246,6 +264,12 @@ public final class BackendLockProvider<H> implements LockProvider {
                 askNow = false;
                 long sentAt = clock.nanoTime();
                 Attempt<H> attempt = attemptOnce(context, retryUntil);
+                if (attempt.isGranted() && arrivedSpent(attempt.grant(), sentAt)) {
+                    giveBackSpent(context, attempt.grant(), start, waitNanos);
+                    context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime());
+                    askNow = true;
+                    continue;
+                }
                 if (attempt.isGranted()) {
                     granted = true;
                     runtime.metrics().acquired(info.name(), Duration.ofNanos(clock.nanoTime() - start));
@@ -396,6 +420,57 @@ public final class BackendLockProvider<H> implements LockProvider {
             throw new IllegalStateException("provider " + this + " was closed during acquire");
         }
         return lease;
+    }
+
+    /** Whether {@code grant}, requested at {@code sentAt}, has less than {@link #MIN_VALIDITY_ON_ARRIVAL} left. */
+    private boolean arrivedSpent(Grant<H> grant, long sentAt) {
+        Duration validity = grant.validity();
+        if (validity.compareTo(Grant.UNBOUNDED) >= 0 || validity.getSeconds() > Long.MAX_VALUE / 2_000_000_000L) {
+            return false;
+        }
+        long left = sentAt + validity.toNanos() - runtime.clock().nanoTime();
+        return left < MIN_VALIDITY_ON_ARRIVAL.toNanos();
+    }
+
+    /**
+     * Gives a grant that arrived with no validity left back to the backend, in the background (release,
+     * then dispose); the caller treats it as not granted. Throws when the wait time is over, so that a
+     * caller without wait time learns why it got no lock: the backend was too slow, not the lock held.
+     */
+    private void giveBackSpent(AttemptContext context, Grant<H> grant, long start, long waitNanos) {
+        log.debug(
+                "Lock '{}' on {} was granted with no validity left (lease time {}); giving it back",
+                context.name(),
+                backend.describe(),
+                context.leaseTime());
+        Runnable giveBack = () -> {
+            try {
+                backend.release(grant.handle());
+            } catch (RuntimeException e) {
+                log.debug("Giving back a spent grant of lock '{}' failed", context.name(), e);
+            } finally {
+                try {
+                    backend.dispose(grant.handle());
+                } catch (RuntimeException e) {
+                    log.debug("Disposing of a spent grant of lock '{}' failed", context.name(), e);
+                }
+            }
+        };
+        try {
+            lane.execute(giveBack);
+        } catch (RejectedExecutionException e) {
+            giveBack.run();
+        }
+        long elapsed = runtime.clock().nanoTime() - start;
+        if (elapsed - waitNanos >= 0) {
+            runtime.metrics().acquireTimedOut(info.name(), Duration.ofNanos(elapsed));
+            throw new BackendUnavailableException(
+                    "lock '" + context.name() + "' on " + backend.describe()
+                            + " was granted with no validity left: the grant took longer than its lease time "
+                            + context.leaseTime() + " to arrive; it was given back",
+                    null,
+                    true);
+        }
     }
 
     private Attempt<H> attemptOnce(AttemptContext context, long retryUntil) {

@@ -76,6 +76,40 @@ class BackendLockProviderTest {
 
     @Test
     @DisplayName(
+            "a grant that arrives with no validity left is given back, never handed out; a waiter asks again within its wait time")
+    void grantWithNoValidityLeftIsGivenBack() throws Exception {
+        // The grant takes three times its lease time to arrive (a leader election, a stalled connection).
+        backend.grantDelay = Duration.ofMillis(300);
+        backend.delayedGrantsLeft = 1;
+        assertThatThrownBy(() -> provider.tryAcquire("spent", lease(100)))
+                .isInstanceOf(BackendUnavailableException.class)
+                .hasMessageContaining("no validity left");
+        awaitDisposals(1);
+        assertThat(backend.releaseCalls.get())
+                .as("the spent grant was released")
+                .isEqualTo(1);
+        assertThat(backend.isHeld("spent")).isFalse();
+
+        backend.delayedGrantsLeft = 1;
+        Lease lease = provider.acquire("spent-waiting", lease(100).withWaitTime(Duration.ofSeconds(30)));
+        awaitDisposals(2);
+        assertThat(backend.tryLockCalls.get()).as("the waiter asked again").isGreaterThanOrEqualTo(3);
+        assertThat(backend.disposalsOf(lease))
+                .as("the lease handed out is not the spent one")
+                .isZero();
+        lease.close();
+    }
+
+    private void awaitDisposals(int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (backend.disposals.size() < count && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(backend.disposals).as("spent grants disposed of").hasSize(count);
+    }
+
+    @Test
+    @DisplayName(
             "renewal failing until the deadline completes lost() with RENEWAL_FAILED by that deadline and never re-acquires")
     void renewalFailureLosesTheLease() throws Exception {
         Lease lease = provider.tryAcquire("r", lease(300).withAutoRenew()).orElseThrow();

@@ -42,6 +42,8 @@ public final class TestBackend implements LockBackend<String> {
     volatile boolean permanentFailure;
     volatile boolean rejectExtends;
     volatile Duration grantDelay = Duration.ZERO;
+    /** How many grants from now on are slowed by {@link #grantDelay} (negative: all). */
+    volatile int delayedGrantsLeft = -1;
     /** When positive, tryLock takes this long and then fails transiently, like a stalled server. */
     volatile Duration stall = Duration.ZERO;
     /** When set, extend() blocks until it opens (after counting down extendEntered). */
@@ -97,7 +99,11 @@ public final class TestBackend implements LockBackend<String> {
             throw new BackendUnavailableException("test backend at test:1 timed out", null, true);
         }
         maybeFail();
-        if (!grantDelay.isZero()) {
+        boolean delayed = !grantDelay.isZero() && delayedGrantsLeft != 0;
+        if (delayed && delayedGrantsLeft > 0) {
+            delayedGrantsLeft--;
+        }
+        if (delayed) {
             try {
                 Thread.sleep(grantDelay.toMillis());
             } catch (InterruptedException e) {
