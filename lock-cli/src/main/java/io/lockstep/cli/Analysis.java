@@ -8,6 +8,8 @@ import io.lockstep.tck.history.Event.Op;
 import io.lockstep.tck.history.Event.Type;
 import io.lockstep.tck.history.HistoryChecker;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -15,79 +17,119 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Turns one backend's history into its row of the table, its timeline and its histogram. */
+/**
+ * Turns one backend's history into its row of the table, its timeline and its histogram. Each fault is judged
+ * inside its own window, from its start to the next fault's set-up (or the end of the run): its recovery is
+ * the first acquisition inside that window, and a violation counts against the fault whose window it falls in.
+ */
 final class Analysis {
 
     /** Upper edges of the acquire-latency histogram's buckets, in milliseconds; one more bucket above. */
     static final List<Double> EDGES_MS =
             List.of(0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0);
 
+    static final String NOT_RECOVERED_NEXT = "not recovered before the next fault";
+    static final String NOT_RECOVERED_END = "not recovered before the run ended";
+
     private static final int MAX_HOLDS = 4000;
     private static final int MAX_VIOLATIONS = 2;
 
     private Analysis() {}
 
-    static BackendResult of(
+    /**
+     * What one backend's run recorded.
+     *
+     * @param failsOver whether a server fault on this row is a failover (Redis Sentinel)
+     * @param start the run's start ({@link System#nanoTime()}); fault times are milliseconds after it
+     */
+    record Run(
             String backend,
             String tier,
             String uri,
             boolean fencing,
-            boolean tolerated,
-            List<Event> unsorted,
-            List<Long> acquireNanos,
-            Map<String, AtomicLong> errorCounts,
-            List<FaultResult> faultsDone,
-            List<long[]> faultWindows,
+            boolean failsOver,
+            List<Event> events,
+            List<Long> uncontendedNanos,
+            Map<String, AtomicLong> errors,
+            List<FaultResult> faults,
             long start,
-            long stopped,
-            CompareSettings settings) {
-        List<Event> events = new ArrayList<>(unsorted);
+            long stopped) {}
+
+    /** A violation of a rule (or a stale write accepted) at {@code atMs}, excused or not. */
+    record Finding(String what, double atMs, String rule) {}
+
+    static BackendResult of(Run run, CompareSettings settings) {
+        long start = run.start();
+        List<Event> events = new ArrayList<>(run.events());
         events.sort(Comparator.comparingLong(Event::nanoTime).thenComparingLong(Event::index));
         Map<String, Long> errors = new TreeMap<>();
-        errorCounts.forEach((k, v) -> errors.put(k, v.get()));
+        run.errors().forEach((k, v) -> errors.put(k, v.get()));
 
         long acquisitions = 0;
+        long timeouts = 0;
         List<Long> handoffs = new ArrayList<>();
+        List<Long> waits = new ArrayList<>();
+        List<Double> workerAcquiresMs = new ArrayList<>();
+        Map<String, Long> holdsPerClient = new TreeMap<>();
         Map<String, Long> acquireInvoked = new HashMap<>();
         long lastReleaseInvoke = Long.MIN_VALUE;
         boolean releaseConsumed = true;
         String latestHolder = "";
+        long staleWrites = 0;
         long staleAccepted = 0;
-        long staleRejected = 0;
-        long freshRejected = 0;
+        long ownRefused = 0;
+        List<Finding> findings = new ArrayList<>();
         for (Event e : events) {
+            boolean worker = !e.client().equals(BackendRun.PAUSED_HOLDER);
             if (e.op() == Op.ACQUIRE && e.type() == Type.INVOKE) {
                 acquireInvoked.put(e.client(), e.nanoTime());
+                if (worker) {
+                    holdsPerClient.putIfAbsent(e.client(), 0L);
+                }
             } else if (e.op() == Op.ACQUIRE && e.type() == Type.OK) {
-                if (BackendRun.isWorker(e)) {
+                Long invoked = acquireInvoked.get(e.client());
+                if (worker) {
                     acquisitions++;
-                    Long invoked = acquireInvoked.get(e.client());
+                    holdsPerClient.merge(e.client(), 1L, Long::sum);
+                    workerAcquiresMs.add(ms(e.nanoTime() - start));
+                    if (invoked != null) {
+                        waits.add(e.nanoTime() - invoked);
+                    }
                     if (!releaseConsumed && invoked != null && invoked < lastReleaseInvoke) {
                         handoffs.add(e.nanoTime() - lastReleaseInvoke);
                     }
                 }
                 releaseConsumed = true;
                 latestHolder = e.client();
+            } else if (e.op() == Op.ACQUIRE && e.type() == Type.FAIL && worker) {
+                // A timeout: the client waited its whole wait time and is counted with that wait.
+                timeouts++;
+                Long invoked = acquireInvoked.get(e.client());
+                if (invoked != null) {
+                    waits.add(e.nanoTime() - invoked);
+                }
             } else if (e.op() == Op.RELEASE && e.type() == Type.INVOKE) {
                 lastReleaseInvoke = e.nanoTime();
                 releaseConsumed = false;
             } else if (e.op() == Op.WRITE) {
                 boolean stale = !e.client().equals(latestHolder);
-                if (stale && e.type() == Type.OK) {
-                    staleAccepted++;
-                } else if (stale) {
-                    staleRejected++;
+                if (stale) {
+                    staleWrites++;
+                    if (e.type() == Type.OK) {
+                        staleAccepted++;
+                        if (run.fencing()) {
+                            findings.add(new Finding(
+                                    e.client() + "'s stale write accepted", ms(e.nanoTime() - start), "STALE"));
+                        }
+                    }
                 } else if (e.type() == Type.FAIL) {
-                    freshRejected++;
+                    ownRefused++;
                 }
             }
         }
-        if (freshRejected > 0) {
-            errors.put("current holder's write rejected (fences went backwards)", freshRejected);
-        }
 
         HistoryChecker.Report report =
-                BackendRun.checker(fencing, settings.leaseTime()).check(events);
+                BackendRun.checker(run.fencing(), settings.leaseTime()).check(events);
         long overlaps = 0;
         long fenceBackwards = 0;
         List<String> violations = new ArrayList<>();
@@ -99,33 +141,21 @@ final class Analysis {
                     continue; // leftovers after faults are expected; the table reports safety
                 }
             }
+            findings.add(new Finding(
+                    v.message(), ms(v.second().nanoTime() - start), v.rule().name()));
             if (violations.size() < MAX_VIOLATIONS) {
                 violations.add(v.rule() + ": " + v.message());
             }
         }
 
-        List<FaultResult> faults = new ArrayList<>();
-        synchronized (faultsDone) {
-            for (int i = 0; i < faultsDone.size(); i++) {
-                FaultResult f = faultsDone.get(i);
-                Double recovery = null;
-                long[] w = findWindow(faultWindows, f, start);
-                if (w != null) {
-                    long from = w[2] == 1 ? w[0] : w[1];
-                    for (Event e : events) {
-                        if (e.nanoTime() > from && e.op() == Op.ACQUIRE && BackendRun.isWorker(e)) {
-                            recovery = (e.nanoTime() - from) / 1e6;
-                            break;
-                        }
-                    }
-                }
-                faults.add(new FaultResult(f.kind(), f.label(), f.startMs(), f.endMs(), recovery, f.note()));
-            }
-        }
+        double stoppedMs = ms(run.stopped() - start);
+        List<FaultResult> faults = withTolerance(run);
+        Judgement judged = judge(faults, findings);
+        faults = measure(judged.faults(), workerAcquiresMs, stoppedMs);
 
-        List<Hold> holds = holds(events, start, stopped);
+        List<Hold> holds = holds(events, start, run.stopped());
         long[] buckets = new long[EDGES_MS.size() + 1];
-        for (long n : acquireNanos) {
+        for (long n : waits) {
             double ms = n / 1e6;
             int b = 0;
             while (b < EDGES_MS.size() && ms > EDGES_MS.get(b)) {
@@ -137,27 +167,43 @@ final class Analysis {
         for (long c : buckets) {
             histogram.add(c);
         }
-        double seconds = (stopped - start) / 1e9;
-        boolean broken = (fencing && staleAccepted > 0) || (tolerated && (overlaps > 0 || fenceBackwards > 0));
+        if (acquisitions == 0) {
+            return CompareReport.unavailable(
+                    run.backend(),
+                    run.tier(),
+                    run.uri(),
+                    "no client acquired the lock in " + Durations.text(settings.duration())
+                            + (errors.isEmpty() ? "" : " (" + errors + ")"),
+                    "");
+        }
+        double seconds = (run.stopped() - start) / 1e9;
         return new BackendResult(
-                backend,
-                tier,
-                uri,
+                run.backend(),
+                run.tier(),
+                run.uri(),
                 true,
                 null,
                 null,
-                fencing,
+                run.fencing(),
                 acquisitions,
-                percentile(acquireNanos, 50),
-                percentile(acquireNanos, 99),
+                percentile(run.uncontendedNanos(), 50),
+                percentile(waits, 50),
+                percentile(waits, 99),
+                timeouts,
+                waits.isEmpty() ? Double.NaN : Collections.max(waits) / 1e6,
                 percentile(handoffs, 50),
                 percentile(handoffs, 99),
                 acquisitions / seconds,
+                holdsPerClient,
+                minMaxShare(holdsPerClient.values()),
+                jainIndex(holdsPerClient.values()),
+                staleWrites,
                 staleAccepted,
-                staleRejected,
+                staleWrites - staleAccepted,
+                ownRefused,
                 overlaps,
                 fenceBackwards,
-                broken,
+                judged.broken(),
                 faults,
                 errors,
                 holds,
@@ -165,15 +211,150 @@ final class Analysis {
                 violations);
     }
 
-    private static long[] findWindow(List<long[]> windows, FaultResult f, long start) {
-        synchronized (windows) {
-            for (long[] w : windows) {
-                if (Math.abs((w[0] - start) / 1e6 - f.startMs()) < 0.001) {
-                    return w;
-                }
+    private static List<FaultResult> withTolerance(Run run) {
+        List<FaultResult> out = new ArrayList<>();
+        synchronized (run.faults()) {
+            for (FaultResult f : run.faults()) {
+                boolean tolerated = BackendRun.tolerates(run.tier(), FaultKind.parse(f.kind()), run.failsOver());
+                out.add(new FaultResult(
+                        f.kind(),
+                        f.label(),
+                        f.scheduledStartMs(),
+                        f.startMs(),
+                        f.endMs(),
+                        f.windowEndMs(),
+                        f.recoveryMs(),
+                        f.recovery(),
+                        f.recoveryFromStart(),
+                        f.unavailableMs(),
+                        f.restartMs(),
+                        tolerated,
+                        0,
+                        f.note()));
             }
         }
-        return null;
+        return out;
+    }
+
+    /** The faults with their violation counts, and whether any finding breaks the tier's claims. */
+    record Judgement(List<FaultResult> faults, boolean broken) {}
+
+    /**
+     * Counts each finding against the fault whose window it falls in. A finding breaks the run unless that
+     * fault is one the tier does not claim to survive; a fence that went back or a stale write accepted after
+     * such a fault started is its consequence too (a restarted Redis keeps counting from 1), wherever it falls.
+     * A finding outside every fault window breaks the run.
+     */
+    static Judgement judge(List<FaultResult> faults, List<Finding> findings) {
+        long[] counts = new long[faults.size()];
+        boolean broken = false;
+        for (Finding finding : findings) {
+            int in = -1;
+            boolean excused = false;
+            for (int i = 0; i < faults.size(); i++) {
+                FaultResult f = faults.get(i);
+                if (f.skipped()) {
+                    continue;
+                }
+                if (finding.atMs() >= f.startMs() && finding.atMs() <= Math.max(f.windowEndMs(), f.endMs())) {
+                    in = i;
+                    excused |= !f.tolerated();
+                }
+                boolean lasting = !finding.rule().equals("OVERLAPPING_HOLDS");
+                if (lasting && !f.tolerated() && finding.atMs() >= f.startMs()) {
+                    excused = true;
+                }
+            }
+            if (in >= 0) {
+                counts[in]++;
+            }
+            broken |= !excused;
+        }
+        List<FaultResult> out = new ArrayList<>();
+        for (int i = 0; i < faults.size(); i++) {
+            FaultResult f = faults.get(i);
+            out.add(f.measured(f.recoveryMs(), f.recovery(), f.unavailableMs(), counts[i]));
+        }
+        return new Judgement(out, broken);
+    }
+
+    /**
+     * Recovery and unavailability of each fault, inside its own window: from its start to the next fault's
+     * actual start or its scheduled window end, whichever is first (never before the fault's own end), and
+     * never past {@code stoppedMs}.
+     */
+    static List<FaultResult> measure(List<FaultResult> faults, List<Double> workerAcquiresMs, double stoppedMs) {
+        List<Double> acquires = new ArrayList<>(workerAcquiresMs);
+        acquires.sort(null);
+        List<FaultResult> out = new ArrayList<>();
+        for (int i = 0; i < faults.size(); i++) {
+            FaultResult f = faults.get(i);
+            if (f.skipped()) {
+                out.add(f);
+                continue;
+            }
+            double windowEnd = f.windowEndMs();
+            boolean last = true;
+            for (int j = i + 1; j < faults.size(); j++) {
+                if (!faults.get(j).skipped()) {
+                    windowEnd = Math.min(windowEnd, faults.get(j).startMs());
+                    last = false;
+                    break;
+                }
+            }
+            windowEnd = Math.min(Math.max(windowEnd, f.endMs()), stoppedMs);
+            double from = f.recoveryFromStart() ? f.startMs() : f.endMs();
+            Double recovery = null;
+            for (double t : acquires) {
+                if (t > from && t <= windowEnd) {
+                    recovery = t - from;
+                    break;
+                }
+            }
+            String why =
+                    recovery != null ? "" : last && windowEnd >= stoppedMs ? NOT_RECOVERED_END : NOT_RECOVERED_NEXT;
+            double previous = f.startMs();
+            double longest = 0;
+            for (double t : acquires) {
+                if (t <= f.startMs()) {
+                    continue;
+                }
+                if (t > windowEnd) {
+                    break;
+                }
+                longest = Math.max(longest, t - previous);
+                previous = t;
+            }
+            if (recovery == null) {
+                longest = Math.max(longest, windowEnd - previous);
+            }
+            out.add(f.measured(recovery, why, longest, f.violations()));
+        }
+        return out;
+    }
+
+    /** The fewest holds of a client divided by the most; NaN without clients. */
+    static double minMaxShare(Collection<Long> holds) {
+        if (holds.isEmpty()) {
+            return Double.NaN;
+        }
+        long max = Collections.max(holds);
+        return max == 0 ? Double.NaN : (double) Collections.min(holds) / max;
+    }
+
+    /** Jain's fairness index, (sum x)^2 / (n * sum x^2): 1 when even, 1/n when one client got everything. */
+    static double jainIndex(Collection<Long> holds) {
+        double sum = 0;
+        double squares = 0;
+        for (long x : holds) {
+            sum += x;
+            squares += (double) x * x;
+        }
+        return squares == 0 ? Double.NaN : sum * sum / (holds.size() * squares);
+    }
+
+    private static double ms(long nanos) {
+        return nanos / 1e6;
     }
 
     /**

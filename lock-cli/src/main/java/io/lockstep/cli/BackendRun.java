@@ -37,14 +37,22 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The contended workload and the fault schedule against one backend: {@code clients} platform threads,
- * each with its own provider (its own connections, through the proxies), take the same lock in turn,
- * write to a fenced register with their fence, hold, and release; a controller thread injects the faults
- * at their scheduled times. Everything is recorded in a kit {@link History} and judged afterwards.
+ * each with its own provider and its own proxies (so one client's connections can be cut alone), take the
+ * same lock in turn, write to a fenced register with their fence when they get it and again when their hold
+ * ends, and release; a controller thread injects the faults at their absolute times. Before the workload,
+ * one client takes and releases the lock alone a few times: the uncontended latency. Everything is recorded
+ * in a kit {@link History} and judged afterwards.
  */
 final class BackendRun {
 
     /** The client name of the holder frozen in a child JVM. */
     static final String PAUSED_HOLDER = "paused-holder";
+
+    /** Acquisitions by one client alone, before the workload, for the uncontended latency. */
+    static final int UNCONTENDED_ROUNDS = 20;
+
+    /** A fault whose slot began this much before the controller got to it is skipped, not run late. */
+    static final long LATE_MS = 250;
 
     private final String backend;
     private final String directUri;
@@ -55,12 +63,20 @@ final class BackendRun {
     private final History history = new History();
     private final FencedRegister register = new FencedRegister(lock, history);
     private final Map<String, AtomicLong> errors = new ConcurrentHashMap<>();
-    private final List<Long> acquireNanos = Collections.synchronizedList(new ArrayList<>());
+    private final List<Long> uncontendedNanos = Collections.synchronizedList(new ArrayList<>());
     private final List<FaultResult> faultsDone = Collections.synchronizedList(new ArrayList<>());
-    private final List<long[]> faultWindows = Collections.synchronizedList(new ArrayList<>());
+    private final List<ProxiedUri> proxies = new ArrayList<>();
     private volatile boolean stop;
-    private volatile long lastWorkerAcquire = Long.MIN_VALUE;
-    private volatile long lastFaultEnd = Long.MIN_VALUE;
+    /** While set, workers do not start new acquires: the frozen holder's child JVM takes the lock first. */
+    private volatile boolean yieldToChild;
+    /** The worker index that holds the lock now, or -1. */
+    private volatile int holder = -1;
+    /** The worker index whose hold lasts until its partition heals, or -1; changed under {@link #cut}. */
+    private volatile int partitioned = -1;
+    /** Guards the hand-over between a holder ending its hold and the controller cutting it off. */
+    private final Object cut = new Object();
+    /** The tier the provider reports, once the run started. */
+    private volatile String tier = "";
 
     BackendRun(
             String backend,
@@ -72,7 +88,7 @@ final class BackendRun {
         this.directUri = directUri;
         this.local = local;
         this.settings = settings;
-        this.schedule = local == null ? schedule.clientSideOnly() : schedule;
+        this.schedule = schedule;
     }
 
     /** Stops the workload early (Ctrl-C). */
@@ -86,33 +102,36 @@ final class BackendRun {
      * @throws BackendUnavailableException if no client can open the backend
      */
     BackendResult run(LongConsumer progress) {
-        try (ProxiedUri proxied = ProxiedUri.start(directUri)) {
-            List<LockProvider> providers = new ArrayList<>();
-            try {
-                for (int i = 0; i < settings.clients(); i++) {
-                    providers.add(Locks.open(proxied.uri()));
-                }
-                return runWith(proxied, providers, progress);
-            } finally {
-                // Closing releases what a client still holds (Ctrl-C included).
-                providers.forEach(LockProvider::close);
+        List<LockProvider> providers = new ArrayList<>();
+        try {
+            for (int i = 0; i < settings.clients(); i++) {
+                ProxiedUri p = ProxiedUri.start(directUri);
+                proxies.add(p);
+                providers.add(Locks.open(p.uri()));
             }
+            return runWith(providers, progress);
+        } finally {
+            // Closing releases what a client still holds (Ctrl-C included).
+            providers.forEach(LockProvider::close);
+            proxies.forEach(ProxiedUri::close);
         }
     }
 
-    private BackendResult runWith(ProxiedUri proxied, List<LockProvider> providers, LongConsumer progress) {
+    private BackendResult runWith(List<LockProvider> providers, LongConsumer progress) {
         ProviderInfo info = providers.get(0).info();
+        tier = info.tier().name();
+        measureUncontended(providers.get(0));
         long start = System.nanoTime();
         long end = start + settings.duration().toNanos();
         List<Thread> workers = new ArrayList<>();
         for (int i = 0; i < providers.size(); i++) {
             LockProvider p = providers.get(i);
-            String client = "client-" + (i + 1);
-            Thread t = new Thread(() -> work(p, client), "lockctl-" + backend + "-" + client);
+            int index = i;
+            Thread t = new Thread(() -> work(p, index), "lockctl-" + backend + "-client-" + (i + 1));
             t.setDaemon(true);
             workers.add(t);
         }
-        Thread controller = new Thread(() -> injectFaults(start, proxied), "lockctl-" + backend + "-faults");
+        Thread controller = new Thread(() -> injectFaults(start), "lockctl-" + backend + "-faults");
         controller.setDaemon(true);
         workers.forEach(Thread::start);
         controller.start();
@@ -137,38 +156,67 @@ final class BackendRun {
         }
         long stopped = System.nanoTime();
         return Analysis.of(
-                backend,
-                info.tier().name(),
-                LockConfig.redacted(directUri),
-                info.has(Capability.FENCING),
-                tolerates(info.tier()),
-                history.events(),
-                acquireNanos,
-                errors,
-                faultsDone,
-                faultWindows,
-                start,
-                stopped,
+                new Analysis.Run(
+                        backend,
+                        info.tier().name(),
+                        LockConfig.redacted(directUri),
+                        info.has(Capability.FENCING),
+                        local != null && local.failsOver(),
+                        history.events(),
+                        uncontendedNanos,
+                        errors,
+                        faultsDone,
+                        start,
+                        stopped),
                 settings);
     }
 
-    /**
-     * Whether the tier claims to survive every fault injected here: all but a BEST_EFFORT backend whose
-     * server was killed (Redis without fsync forgets its keys and fence counter on restart).
-     */
-    private boolean tolerates(StrengthTier tier) {
-        return !(tier == StrengthTier.BEST_EFFORT
-                && schedule.entries().stream().anyMatch(e -> e.kind() == FaultKind.SERVER_KILL));
+    /** One client alone takes and releases the lock: what an acquire costs when nobody else wants it. */
+    private void measureUncontended(LockProvider provider) {
+        String alone = lock + "/uncontended";
+        LeaseOptions options = LeaseOptions.of(settings.leaseTime()).withWaitTime(settings.waitTime());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        for (int i = 0; i < UNCONTENDED_ROUNDS && System.nanoTime() < deadline && !stop; i++) {
+            long t0 = System.nanoTime();
+            try (Lease lease = provider.acquire(alone, options)) {
+                uncontendedNanos.add(System.nanoTime() - t0);
+            } catch (LockException e) {
+                count("uncontended acquire failed: " + e.getClass().getSimpleName());
+                return;
+            }
+        }
     }
 
-    private void work(LockProvider provider, String client) {
+    /**
+     * Whether {@code tier} claims to survive {@code kind} on this row: BEST_EFFORT does not claim to survive a
+     * restart without fsync (it forgets keys and the fence counter) nor a failover (a replica may lack the
+     * grant), and on a Sentinel row a frozen primary may fail over.
+     */
+    static boolean tolerates(String tier, FaultKind kind, boolean failsOver) {
+        if (!tier.equals(StrengthTier.BEST_EFFORT.name())) {
+            return true;
+        }
+        return switch (kind) {
+            case SERVER_KILL -> false;
+            case SERVER_PAUSE -> !failsOver;
+            default -> true;
+        };
+    }
+
+    private void work(LockProvider provider, int index) {
+        String client = "client-" + (index + 1);
         History.Recorder me = history.client(client);
         LeaseOptions options = LeaseOptions.of(settings.leaseTime())
                 .withWaitTime(settings.waitTime())
                 .withAutoRenew();
         while (!stop) {
+            while (yieldToChild && !stop) {
+                sleepMillis(5);
+            }
+            if (stop) {
+                break;
+            }
             me.invoke(Op.ACQUIRE, lock);
-            long t0 = System.nanoTime();
             Lease lease;
             try {
                 lease = provider.acquire(lock, options);
@@ -188,8 +236,7 @@ final class BackendRun {
                 continue;
             }
             me.acquired(lease);
-            lastWorkerAcquire = System.nanoTime();
-            acquireNanos.add(lastWorkerAcquire - t0);
+            holder = index;
             lease.lost().thenAccept(reason -> {
                 if (reason != LossReason.RELEASED) {
                     me.lost(lease);
@@ -201,6 +248,19 @@ final class BackendRun {
                 register.write(client, fence.getAsLong());
             }
             hold();
+            synchronized (cut) {
+                while (partitioned == index && !stop) {
+                    waitOn(cut);
+                }
+                if (holder == index) {
+                    holder = -1;
+                }
+            }
+            // The work done under the lock ends with a write: a holder cut off or frozen past its lease
+            // writes late, as a naive process would, and only the fence can refuse it.
+            if (fence.isPresent()) {
+                register.write(client, fence.getAsLong());
+            }
             me.invoke(Op.RELEASE, lock);
             try {
                 if (lease.release()) {
@@ -227,60 +287,112 @@ final class BackendRun {
         }
     }
 
-    private void backOff() {
+    private void waitOn(Object monitor) {
         try {
-            Thread.sleep(50);
+            monitor.wait(5);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             stop = true;
         }
     }
 
+    private void backOff() {
+        sleepMillis(50);
+    }
+
     private void count(String kind) {
         errors.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
     }
 
-    private void injectFaults(long start, ProxiedUri proxied) {
+    private String label(FaultKind kind) {
+        return local == null ? kind.label : local.label(kind);
+    }
+
+    private boolean tolerates(FaultKind kind) {
+        return tolerates(tier, kind, local != null && local.failsOver());
+    }
+
+    private void injectFaults(long start) {
         for (FaultSchedule.Entry entry : schedule.entries()) {
-            long at = start + entry.at().toNanos();
-            while (!stop && System.nanoTime() < at) {
-                sleepMillis(Math.max(1, TimeUnit.NANOSECONDS.toMillis(at - System.nanoTime())));
+            long prepareAt = start + entry.prepareAt().toNanos();
+            while (!stop && System.nanoTime() < prepareAt) {
+                sleepMillis(Math.max(1, TimeUnit.NANOSECONDS.toMillis(prepareAt - System.nanoTime())));
             }
             if (stop) {
                 return;
             }
+            long late = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - prepareAt);
+            if (late > LATE_MS) {
+                faultsDone.add(planned(
+                        entry,
+                        start,
+                        "skipped: the previous fault had not ended " + late + " ms after this one was due"));
+                continue;
+            }
             try {
-                inject(entry, start, proxied);
+                faultsDone.add(inject(entry, start));
             } catch (RuntimeException | AssertionError e) {
                 count("fault " + entry.kind() + " could not run");
-                faultsDone.add(new FaultResult(
-                        entry.kind().label,
-                        local == null ? entry.kind().label : local.label(entry.kind()),
-                        ms(System.nanoTime() - start),
-                        ms(System.nanoTime() - start),
-                        null,
-                        "could not run: " + e.getMessage()));
+                faultsDone.add(planned(entry, start, "skipped: could not run: " + e.getMessage()));
+            } finally {
+                yieldToChild = false;
+                partitioned = -1;
             }
         }
     }
 
-    private void inject(FaultSchedule.Entry entry, long start, ProxiedUri proxied) {
+    /** A fault that did not run, at its scheduled place. */
+    private FaultResult planned(FaultSchedule.Entry entry, long start, String why) {
+        double at = entry.at().toMillis();
+        return new FaultResult(
+                entry.kind().label,
+                label(entry.kind()),
+                at,
+                at,
+                at,
+                entry.windowEnd().toMillis(),
+                null,
+                why,
+                false,
+                null,
+                null,
+                tolerates(entry.kind()),
+                0,
+                "");
+    }
+
+    private FaultResult inject(FaultSchedule.Entry entry, long start) {
         long length = entry.length().toMillis();
-        String label = local == null ? entry.kind().label : local.label(entry.kind());
         String note = "";
         boolean recoveryFromStart = false;
+        Double restartMs = null;
         long from;
         long to;
         switch (entry.kind()) {
             case PARTITION -> {
                 from = System.nanoTime();
-                proxied.partition();
+                proxies.forEach(ProxiedUri::partition);
                 sleepMillis(length);
-                proxied.heal();
+                proxies.forEach(ProxiedUri::heal);
                 to = System.nanoTime();
-                if (local != null && local.failsOver()) {
-                    note = "only the sentinel connections go through the proxy: clients reach the primary at the"
-                            + " address the sentinels announce, so this partition did not cut the data path";
+                note = dataPathNote();
+            }
+            case HOLDER_PARTITION -> {
+                int victim = claimHolder();
+                from = System.nanoTime();
+                proxies.get(victim).partition();
+                sleepMillis(length);
+                proxies.get(victim).heal();
+                to = System.nanoTime();
+                synchronized (cut) {
+                    partitioned = -1;
+                    cut.notifyAll();
+                }
+                recoveryFromStart = true; // the others are meant to go on once the holder's lease ends
+                note = "cut client-" + (victim + 1) + " (the holder) off; the others went on";
+                String dataPath = dataPathNote();
+                if (!dataPath.isEmpty()) {
+                    note = dataPath;
                 }
             }
             case SERVER_PAUSE -> {
@@ -301,12 +413,16 @@ final class BackendRun {
                     LocalServer promoted = local().awaitFailover(target);
                     long promotedAfter = System.nanoTime() - from;
                     sleepMillis(Math.max(0, length - TimeUnit.NANOSECONDS.toMillis(promotedAfter)));
+                    long r0 = System.nanoTime();
                     target.restart();
+                    restartMs = ms(System.nanoTime() - r0);
                     note = "killed the primary " + where(target) + "; the sentinels promoted " + where(promoted)
                             + " after " + Durations.ms(promotedAfter / 1e6) + " ms; the old primary restarted";
                 } else {
                     sleepMillis(length);
+                    long r0 = System.nanoTime();
                     target.restart();
+                    restartMs = ms(System.nanoTime() - r0);
                     if (!local().role().equals("server")) {
                         note = "killed the " + local().role() + " " + where(target) + " and restarted it";
                     }
@@ -316,6 +432,7 @@ final class BackendRun {
             }
             case HOLDER_PAUSE -> {
                 recoveryFromStart = true;
+                long at = start + entry.at().toNanos();
                 try (ChildJvmHolder child = ChildJvmHolder.builder(directUri, lock)
                         .client(PAUSED_HOLDER)
                         .leaseTime(settings.leaseTime())
@@ -324,9 +441,15 @@ final class BackendRun {
                         .maxLifetime(Duration.ofMinutes(2))
                         .history(history)
                         .start()) {
+                    awaitChildAcquiring(child);
+                    yieldToChild = true; // the workers let it have the lock: the pause starts on time
                     child.awaitAcquired(Duration.ofSeconds(30));
+                    while (!stop && System.nanoTime() < at) {
+                        sleepMillis(Math.max(1, TimeUnit.NANOSECONDS.toMillis(at - System.nanoTime())));
+                    }
                     from = System.nanoTime();
                     child.pause();
+                    yieldToChild = false;
                     sleepMillis(length);
                     child.resume();
                     to = System.nanoTime();
@@ -342,9 +465,78 @@ final class BackendRun {
             }
             default -> throw new IllegalStateException("unknown fault " + entry.kind());
         }
-        faultWindows.add(new long[] {from, to, recoveryFromStart ? 1 : 0});
-        lastFaultEnd = recoveryFromStart ? from : to;
-        faultsDone.add(new FaultResult(entry.kind().label, label, ms(from - start), ms(to - start), null, note));
+        long late = TimeUnit.NANOSECONDS.toMillis(from - (start + entry.at().toNanos()));
+        if (late > LATE_MS) {
+            note = (note.isEmpty() ? "" : note + "; ") + "started " + late + " ms after it was due";
+        }
+        return new FaultResult(
+                entry.kind().label,
+                label(entry.kind()),
+                entry.at().toMillis(),
+                ms(from - start),
+                ms(to - start),
+                entry.windowEnd().toMillis(),
+                null,
+                "",
+                recoveryFromStart,
+                null,
+                restartMs,
+                tolerates(entry.kind()),
+                0,
+                note);
+    }
+
+    /** Why a partition may not cut the data path here (topologies that announce other addresses), or "". */
+    private String dataPathNote() {
+        if (local != null && local.failsOver() || isTopologyUri(directUri)) {
+            return "only the seed or sentinel connections go through the proxy: clients reach the data nodes at the"
+                    + " addresses the topology announces, so this partition did not cut the data path";
+        }
+        return "";
+    }
+
+    /** Whether clients of {@code uri} learn node addresses from the servers (Redis Sentinel or Cluster). */
+    static boolean isTopologyUri(String uri) {
+        String s = uri.strip().toLowerCase(java.util.Locale.ROOT);
+        return s.startsWith("redis-sentinel")
+                || s.startsWith("rediss-sentinel")
+                || s.startsWith("redis-cluster")
+                || s.startsWith("rediss-cluster");
+    }
+
+    /**
+     * Waits until a worker holds the lock (the workload keeps them busy) and marks it partitioned, so that its
+     * hold lasts until the partition heals; returns its index.
+     */
+    private int claimHolder() {
+        long deadline = System.nanoTime() + settings.waitTime().toNanos();
+        while (!stop && System.nanoTime() < deadline) {
+            synchronized (cut) {
+                int h = holder;
+                if (h >= 0) {
+                    partitioned = h;
+                    return h;
+                }
+            }
+            sleepMillis(1);
+        }
+        throw new IllegalStateException("no worker held the lock within " + Durations.text(settings.waitTime()));
+    }
+
+    /** Waits until the child JVM has started and asks for the lock (its first event), at most 30 s. */
+    private void awaitChildAcquiring(ChildJvmHolder child) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!stop && System.nanoTime() < deadline) {
+            if (child.lines().stream()
+                    .anyMatch(l ->
+                            l.startsWith(Event.LINE_PREFIX) || l.startsWith("ACQUIRED") || l.startsWith("FAILED"))) {
+                return;
+            }
+            if (!child.isAlive()) {
+                return;
+            }
+            sleepMillis(5);
+        }
     }
 
     private static String where(LocalServer server) {

@@ -8,7 +8,6 @@ import io.lockstep.Locks;
 import io.lockstep.cli.CompareReport.BackendResult;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,8 +60,9 @@ final class CompareCommand implements Callable<Integer> {
 
     @Option(
             names = "--duration",
-            defaultValue = "12s",
-            description = "workload time per backend (default ${DEFAULT-VALUE})")
+            description = "workload time per backend (default: what the faults need, at least 10s: each fault gets"
+                    + " its length, two leases (at least 2s) to recover, and 3s to set up or restart where needed)")
+    @Nullable
     Duration duration;
 
     @Option(names = "--clients", defaultValue = "4", description = "contending clients (default ${DEFAULT-VALUE})")
@@ -86,9 +86,10 @@ final class CompareCommand implements Callable<Integer> {
     @Option(
             names = "--faults",
             split = ",",
-            defaultValue = "holder-pause,partition,server-pause,server-kill",
             description =
-                    "faults to inject: holder-pause, partition, server-pause, server-kill, or none (default ${DEFAULT-VALUE})")
+                    "faults to inject: holder-pause, holder-partition, partition, server-pause, server-kill, or"
+                            + " none (default: all; with --uri the client-side ones: holder-pause, holder-partition, partition)")
+    @Nullable
     List<String> faults;
 
     @Option(
@@ -125,84 +126,149 @@ final class CompareCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        List<FaultKind> kinds = new ArrayList<>();
-        for (String f : faults) {
-            if (!f.equalsIgnoreCase("none")) {
-                kinds.add(FaultKind.parse(f));
-            }
+        List<FaultKind> kinds = faultKinds();
+        if (!uris.isEmpty() && (!backends.isEmpty() || clustered)) {
+            throw new IllegalArgumentException((clustered ? "--clustered" : "--backend " + String.join(",", backends))
+                    + " cannot be combined with --uri: --uri runs against the given backends, --backend and"
+                    + " --clustered choose the ones lockctl starts");
         }
-        CompareSettings settings = new CompareSettings(duration, clients, lease, hold, faultLength, kinds, seed);
-        FaultSchedule schedule = FaultSchedule.of(kinds, duration, faultLength, seed);
+        Duration run = duration != null
+                ? duration
+                : max(Duration.ofSeconds(10), FaultSchedule.minimumDuration(kinds, faultLength, lease));
+        CompareSettings settings = new CompareSettings(run, clients, lease, hold, faultLength, kinds, seed);
+        FaultSchedule schedule = FaultSchedule.of(kinds, run, faultLength, lease, seed);
         List<BackendDescriptor> selected = select();
         for (String uri : uris) {
             Locks.factoryFor(LockConfig.of(uri)); // a bad URI or scheme fails now, before anything runs
         }
+        checkWritable("--json", json == null || json.equals("-") ? null : Path.of(json));
+        checkWritable("--report", report);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        CountDownLatch done = new CountDownLatch(1);
+        CountDownLatch printed = new CountDownLatch(1);
         Thread hook = new Thread(
                 () -> {
                     interrupted = true;
-                    BackendRun run = current;
-                    if (run != null) {
-                        run.stop();
+                    BackendRun current = this.current;
+                    if (current != null) {
+                        current.stop();
                     }
                     try {
-                        done.await(15, TimeUnit.SECONDS); // the run closes its providers: leases released
+                        // The run closes its providers (leases released), then what was measured is printed.
+                        printed.await(30, TimeUnit.SECONDS);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
                 },
                 "lockctl-ctrl-c");
         Runtime.getRuntime().addShutdownHook(hook);
-        List<BackendResult> results = new ArrayList<>();
         try {
+            List<BackendResult> results = new ArrayList<>();
             if (uris.isEmpty()) {
                 for (BackendDescriptor d : selected) {
                     if (interrupted) {
                         break;
                     }
-                    results.add(runLocal(d, settings, schedule, err));
+                    results.add(runLocal(d, settings, schedule));
                 }
             } else {
+                List<String> names = new ArrayList<>();
                 for (String uri : uris) {
                     if (interrupted) {
                         break;
                     }
-                    results.add(runRemote(uri, settings, schedule, err));
+                    results.add(runRemote(uri, names, settings, schedule));
                 }
             }
+            CompareReport compare = new CompareReport(
+                    String.join(" ", new LockCtl.Version().getVersion()),
+                    seed,
+                    Durations.text(run),
+                    clients,
+                    Durations.text(lease),
+                    Durations.text(hold),
+                    Durations.text(faultLength),
+                    kinds.stream().map(k -> k.label).toList(),
+                    schedule.entries().stream()
+                            .map(e -> new CompareReport.ScheduledFault(
+                                    e.kind().label,
+                                    e.at().toMillis(),
+                                    e.length().toMillis(),
+                                    e.windowEnd().toMillis()))
+                            .toList(),
+                    Analysis.EDGES_MS,
+                    results,
+                    interrupted);
+            // With --json -, standard output carries only the JSON; the table goes to standard error.
+            PrintWriter tableOut = "-".equals(json) ? err : out;
+            tableOut.print(Table.render(compare));
+            tableOut.flush();
+            if (!writeOutputs(compare, out, tableOut, err)) {
+                return LockCtl.USAGE;
+            }
+            if (results.stream().anyMatch(BackendResult::invariantBroken)) {
+                return LockCtl.INVARIANT_BROKEN;
+            }
+            if (results.stream().anyMatch(r -> !r.started())) {
+                return LockCtl.UNAVAILABLE;
+            }
+            return LockCtl.OK;
         } finally {
-            done.countDown();
+            printed.countDown();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException e) {
                 // shutting down already
             }
         }
-        CompareReport compare = new CompareReport(
-                String.join(" ", new LockCtl.Version().getVersion()),
-                seed,
-                Durations.text(duration),
-                clients,
-                Durations.text(lease),
-                Durations.text(hold),
-                Durations.text(faultLength),
-                kinds.stream().map(k -> k.label).toList(),
-                Analysis.EDGES_MS,
-                results);
-        // With --json -, standard output carries only the JSON; the table goes to standard error.
-        PrintWriter tableOut = "-".equals(json) ? err : out;
-        tableOut.print(Table.render(compare));
-        tableOut.flush();
-        writeOutputs(compare, out, tableOut);
-        if (results.stream().anyMatch(BackendResult::invariantBroken)) {
-            return LockCtl.INVARIANT_BROKEN;
+    }
+
+    private List<FaultKind> faultKinds() {
+        List<FaultKind> kinds = new ArrayList<>();
+        if (faults == null) {
+            for (FaultKind k : FaultKind.values()) {
+                if (uris.isEmpty() || k.clientSide) {
+                    kinds.add(k);
+                }
+            }
+            return kinds;
         }
-        if (!results.isEmpty() && results.stream().noneMatch(BackendResult::started)) {
-            return LockCtl.UNAVAILABLE;
+        for (String f : faults) {
+            if (f.strip().equalsIgnoreCase("none")) {
+                continue;
+            }
+            FaultKind k = FaultKind.parse(f);
+            if (!uris.isEmpty() && !k.clientSide) {
+                throw new IllegalArgumentException("--faults " + k.label + " needs a server lockctl started; with --uri"
+                        + " only holder-pause, holder-partition and partition can run");
+            }
+            if (!kinds.contains(k)) {
+                kinds.add(k);
+            }
         }
-        return LockCtl.OK;
+        return kinds;
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
+
+    /** Fails now, before anything runs, if {@code file} could not be written at the end. */
+    static void checkWritable(String option, @Nullable Path file) {
+        if (file == null) {
+            return;
+        }
+        Path absolute = file.toAbsolutePath();
+        Path dir = absolute.getParent();
+        if (Files.isDirectory(absolute)) {
+            throw new IllegalArgumentException(option + " " + file + " is a directory; give a file");
+        }
+        if (dir == null || !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException(option + " " + file + ": the directory " + dir + " does not exist");
+        }
+        if (Files.exists(absolute) ? !Files.isWritable(absolute) : !Files.isWritable(dir)) {
+            throw new IllegalArgumentException(option + " " + file + " cannot be written (permission denied)");
+        }
     }
 
     private List<BackendDescriptor> select() {
@@ -226,8 +292,7 @@ final class CompareCommand implements Callable<Integer> {
         return out;
     }
 
-    private BackendResult runLocal(
-            BackendDescriptor d, CompareSettings settings, FaultSchedule schedule, PrintWriter err) {
+    private BackendResult runLocal(BackendDescriptor d, CompareSettings settings, FaultSchedule schedule) {
         LocalBackend local;
         try {
             local = d.starter().start();
@@ -236,13 +301,19 @@ final class CompareCommand implements Callable<Integer> {
                     d.name(), d.tier(), "(local)", String.valueOf(e.getMessage()), d.install());
         }
         try (local) {
-            return runOne(d.name(), d.tier(), local.uri(), local, settings, schedule, err);
+            return runOne(d.name(), d.tier(), local.uri(), local, settings, schedule);
         }
     }
 
-    private BackendResult runRemote(String uri, CompareSettings settings, FaultSchedule schedule, PrintWriter err) {
+    private BackendResult runRemote(String uri, List<String> names, CompareSettings settings, FaultSchedule schedule) {
+        // Two URIs of one scheme are two rows: redis, redis-2.
         String scheme = LockConfig.of(uri).scheme();
-        return runOne(scheme, "?", uri, null, settings, schedule, err);
+        String name = scheme;
+        for (int n = 2; names.contains(name); n++) {
+            name = scheme + "-" + n;
+        }
+        names.add(name);
+        return runOne(name, "?", uri, null, settings, schedule);
     }
 
     private BackendResult runOne(
@@ -251,8 +322,7 @@ final class CompareCommand implements Callable<Integer> {
             String uri,
             @Nullable LocalBackend local,
             CompareSettings settings,
-            FaultSchedule schedule,
-            PrintWriter err) {
+            FaultSchedule schedule) {
         BackendRun run = new BackendRun(name, uri, local, settings, schedule);
         current = run;
         ProgressBar bar = noProgress
@@ -281,10 +351,12 @@ final class CompareCommand implements Callable<Integer> {
         }
     }
 
-    private void writeOutputs(CompareReport compare, PrintWriter out, PrintWriter notes) {
+    /** Writes {@code --json} and {@code --report}; false (with a message) if a file could not be written. */
+    private boolean writeOutputs(CompareReport compare, PrintWriter out, PrintWriter notes, PrintWriter err) {
         ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-        try {
-            if (json != null) {
+        boolean ok = true;
+        if (json != null) {
+            try {
                 String text = mapper.writeValueAsString(compare);
                 if (json.equals("-")) {
                     out.println(text);
@@ -292,15 +364,23 @@ final class CompareCommand implements Callable<Integer> {
                     Files.writeString(Path.of(json), text, StandardCharsets.UTF_8);
                     notes.println("JSON written to " + json);
                 }
+            } catch (IOException e) {
+                err.println("lockctl: --json " + json + " could not be written: " + e.getMessage());
+                ok = false;
             }
-            if (report != null) {
+        }
+        if (report != null) {
+            try {
                 Files.writeString(report, HtmlReport.render(compare, mapper), StandardCharsets.UTF_8);
                 notes.println("Report written to " + report.toAbsolutePath());
+            } catch (IOException e) {
+                err.println("lockctl: --report " + report + " could not be written: " + e.getMessage());
+                ok = false;
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not write the report: " + e.getMessage(), e);
         }
         out.flush();
         notes.flush();
+        err.flush();
+        return ok;
     }
 }

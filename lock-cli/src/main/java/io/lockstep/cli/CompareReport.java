@@ -6,7 +6,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What {@code compare} measured, as printed, written by {@code --json} and drawn by {@code --report}.
- * Times in the timeline are milliseconds since the backend's run started.
+ * Times in the timeline are milliseconds since the backend's run started. A figure that was not measured
+ * (nothing happened that it counts) is {@code null}, printed as {@code -}.
+ *
+ * @param interrupted whether Ctrl-C ended the run early: the figures are those measured until then
  */
 record CompareReport(
         String version,
@@ -17,10 +20,30 @@ record CompareReport(
         String holdTime,
         String faultLength,
         List<String> faults,
+        List<ScheduledFault> schedule,
         List<Double> histogramEdgesMs,
-        List<BackendResult> backends) {
+        List<BackendResult> backends,
+        boolean interrupted) {
 
-    /** One backend's row, timeline and histogram. */
+    /** A fault of the shared schedule, the same on every row: when it is due and when its window ends. */
+    record ScheduledFault(String kind, double startMs, double lengthMs, double windowEndMs) {}
+
+    /**
+     * One backend's row, timeline and histogram.
+     *
+     * @param uncontendedP50Ms acquire latency with nobody else contending (one client, before the workload)
+     * @param waitP50Ms acquire latency under contention, queueing included; timeouts count as their wait
+     * @param timeouts acquires that gave up after the wait time
+     * @param longestWaitMs the longest any client waited for one acquire (a timeout's wait included)
+     * @param holdsPerClient acquisitions per worker client
+     * @param minMaxShare the fewest holds of a client divided by the most ({@code 1} is even)
+     * @param jainIndex Jain's fairness index of the holds per client, from {@code 1/n} (one client got all)
+     *     to {@code 1} (even)
+     * @param staleWrites writes by a client that was no longer the latest holder (the frozen holder's, a
+     *     partitioned holder's); the two counts below split them
+     * @param ownWritesRefused writes by the current holder that the fenced register refused (fences went
+     *     back: Redis after a restart without fsync); the resource is blocked for the real holder
+     */
     record BackendResult(
             String backend,
             String tier,
@@ -30,13 +53,21 @@ record CompareReport(
             @Nullable String install,
             boolean fencing,
             long acquisitions,
-            double acquireP50Ms,
-            double acquireP99Ms,
+            double uncontendedP50Ms,
+            double waitP50Ms,
+            double waitP99Ms,
+            long timeouts,
+            double longestWaitMs,
             double handoffP50Ms,
             double handoffP99Ms,
             double throughputPerS,
+            Map<String, Long> holdsPerClient,
+            double minMaxShare,
+            double jainIndex,
+            long staleWrites,
             long staleWritesAccepted,
             long staleWritesRejectedByFence,
+            long ownWritesRefused,
             long overlappingHolds,
             long fencesNotIncreasing,
             boolean invariantBroken,
@@ -47,16 +78,66 @@ record CompareReport(
             List<String> violations) {}
 
     /**
-     * A fault as it happened, and how long until a client held the lock again.
+     * A fault as it happened on one row, and what it cost.
      *
      * @param kind the scheduled fault (the same on every backend, e.g. {@code server-kill})
      * @param label what it was on this backend (e.g. {@code failover} on Redis Sentinel, {@code leader-kill}
      *     on a cluster; else the kind)
+     * @param scheduledStartMs when the schedule put it
+     * @param startMs when it actually started; {@code endMs} when it was lifted (a killed server: when it
+     *     answered again)
+     * @param windowEndMs where its window ends: the next fault's set-up, or the end of the run
      * @param recoveryMs from the end of the fault (from its start for a frozen holder, a failover or a leader
-     *     fault, which the backend is meant to ride through) until a client held the lock again
+     *     fault, which the backend is meant to ride through) until a worker held the lock again, if that
+     *     happened inside this fault's window; else {@code null} and {@code recovery} says why
+     * @param recovery empty when measured; else why not ("not recovered before the next fault", "skipped ...")
+     * @param recoveryFromStart whether recovery counts from the fault's start (a frozen holder, a failover, a
+     *     leader fault) rather than from its end
+     * @param unavailableMs the longest time inside the window during which no client acquired the lock
+     * @param restartMs for a killed server, from the restart command until it answered
+     * @param tolerated whether the tier claims to survive this fault: a violation inside its window exits 1
+     * @param violations checker violations and stale writes accepted inside its window
      */
     record FaultResult(
-            String kind, String label, double startMs, double endMs, @Nullable Double recoveryMs, String note) {}
+            String kind,
+            String label,
+            double scheduledStartMs,
+            double startMs,
+            double endMs,
+            double windowEndMs,
+            @Nullable Double recoveryMs,
+            String recovery,
+            boolean recoveryFromStart,
+            @Nullable Double unavailableMs,
+            @Nullable Double restartMs,
+            boolean tolerated,
+            long violations,
+            String note) {
+
+        /** The same fault with its measured recovery, unavailability and violations. */
+        FaultResult measured(
+                @Nullable Double recoveryMs, String recovery, @Nullable Double unavailableMs, long violations) {
+            return new FaultResult(
+                    kind,
+                    label,
+                    scheduledStartMs,
+                    startMs,
+                    endMs,
+                    windowEndMs,
+                    recoveryMs,
+                    recovery,
+                    recoveryFromStart,
+                    unavailableMs,
+                    restartMs,
+                    tolerated,
+                    violations,
+                    note);
+        }
+
+        boolean skipped() {
+            return recovery.startsWith("skipped");
+        }
+    }
 
     /** One hold in the timeline: from the acquire to the release, loss or expiry, whichever came first. */
     record Hold(String client, double startMs, double endMs, long fence, boolean overlap) {}
@@ -74,7 +155,15 @@ record CompareReport(
                 Double.NaN,
                 Double.NaN,
                 Double.NaN,
+                0,
                 Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                0,
+                Map.of(),
+                Double.NaN,
+                Double.NaN,
+                0,
                 0,
                 0,
                 0,

@@ -1,12 +1,19 @@
 package io.lockstep.cli;
 
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.stream.Collectors;
 
 /** A fault {@code compare} injects. Client-side faults also run against a backend given by {@code --uri}. */
 enum FaultKind {
     /** A holder in a child JVM is frozen (SIGSTOP) past its lease, then wakes up and writes. */
     HOLDER_PAUSE("holder-pause", true),
-    /** Every connection between the clients and the backend is stalled by the kit's TcpProxy. */
+    /**
+     * Only the current holder's connections are stalled by the kit's TcpProxy while the other clients go on;
+     * the holder keeps working and writes with its fence when the partition heals (the case fencing is for).
+     */
+    HOLDER_PARTITION("holder-partition", true),
+    /** Every connection between the clients and the backend is stalled: a blackout, availability only. */
     PARTITION("partition", true),
     /** The (first) server is frozen with SIGSTOP. */
     SERVER_PAUSE("server-pause", false),
@@ -21,6 +28,11 @@ enum FaultKind {
         this.clientSide = clientSide;
     }
 
+    /** Every label, for messages. */
+    static String labels() {
+        return Arrays.stream(values()).map(k -> k.label).collect(Collectors.joining(", "));
+    }
+
     /** Reads a label such as {@code holder-pause}. */
     static FaultKind parse(String value) {
         for (FaultKind k : values()) {
@@ -28,8 +40,7 @@ enum FaultKind {
                 return k;
             }
         }
-        throw new IllegalArgumentException(
-                "unknown fault '" + value + "'; faults: holder-pause, partition, server-pause, server-kill, none");
+        throw new IllegalArgumentException("--faults: unknown fault '" + value + "'; faults: " + labels() + ", none");
     }
 
     @Override

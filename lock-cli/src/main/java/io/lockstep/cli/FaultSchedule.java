@@ -7,38 +7,100 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * When each fault starts, relative to the start of a run: the same seed, duration and faults give the
- * same schedule, so every backend meets the same faults at the same moments.
+ * When each fault starts, on absolute times from the start of a run: the same seed, duration, lease and
+ * faults give the same schedule on every row, and a fault never starts before the previous one's slot is
+ * over, so the time after a fault (its recovery) belongs to that fault alone.
+ *
+ * <p>Each fault gets a slot: its length, a recovery allowance (two leases, at least 2 s), and where it needs
+ * one a set-up budget (starting the child JVM of a frozen holder) or a restart budget (a killed server).
+ * Spare time beyond the sum of the slots is shared out evenly and each fault starts at a seeded offset
+ * inside its share.
+ *
+ * @param entries the faults in the order they run
+ * @param duration how long the run lasts
  */
-record FaultSchedule(List<Entry> entries) {
+record FaultSchedule(List<Entry> entries, Duration duration) {
 
-    /** One fault at {@code at} after the start, lasting {@code length}. */
-    record Entry(FaultKind kind, Duration at, Duration length) {}
+    /** Quiet time at the start, before the first fault's slot. */
+    static final Duration LEAD = Duration.ofSeconds(1);
+    /** Budget for the child JVM of a frozen holder to start and take the lock before the pause. */
+    static final Duration CHILD_START = Duration.ofSeconds(3);
+    /** Budget for a killed server to restart and answer again. */
+    static final Duration RESTART = Duration.ofSeconds(3);
+
+    /**
+     * One fault.
+     *
+     * @param kind the fault
+     * @param prepareAt when its set-up begins (a frozen holder's child JVM starts here); {@code at} for the
+     *     others
+     * @param at when the fault itself starts
+     * @param length how long it lasts (a killed server's restart comes on top)
+     * @param windowEnd when its window ends: the next fault's {@code prepareAt}, or the end of the run;
+     *     its recovery must be seen before then
+     */
+    record Entry(FaultKind kind, Duration prepareAt, Duration at, Duration length, Duration windowEnd) {}
 
     FaultSchedule {
         entries = List.copyOf(entries);
     }
 
+    /** The recovery allowance after each fault: two leases, at least 2 s. */
+    static Duration allowance(Duration lease) {
+        Duration two = lease.multipliedBy(2);
+        return two.compareTo(Duration.ofSeconds(2)) < 0 ? Duration.ofSeconds(2) : two;
+    }
+
+    /** The shortest run that gives every fault its slot. */
+    static Duration minimumDuration(List<FaultKind> kinds, Duration length, Duration lease) {
+        Duration total = LEAD;
+        for (FaultKind k : kinds) {
+            total = total.plus(slot(k, length, lease));
+        }
+        return total;
+    }
+
+    private static Duration setUp(FaultKind kind) {
+        return kind == FaultKind.HOLDER_PAUSE ? CHILD_START : Duration.ZERO;
+    }
+
+    private static Duration slot(FaultKind kind, Duration length, Duration lease) {
+        Duration restart = kind == FaultKind.SERVER_KILL ? RESTART : Duration.ZERO;
+        return setUp(kind).plus(length).plus(restart).plus(allowance(lease));
+    }
+
     /**
-     * Spreads {@code kinds} over {@code duration} in an order and with offsets drawn from {@code seed}: the
-     * run is cut into one slot per fault plus a quiet one at the start, each fault begins in its slot.
+     * Orders {@code kinds} by {@code seed} and places them on absolute times over {@code duration}.
+     *
+     * @throws IllegalArgumentException if {@code duration} is shorter than {@link #minimumDuration}
      */
-    static FaultSchedule of(List<FaultKind> kinds, Duration duration, Duration length, long seed) {
+    static FaultSchedule of(List<FaultKind> kinds, Duration duration, Duration length, Duration lease, long seed) {
+        Duration minimum = minimumDuration(kinds, length, lease);
+        if (duration.compareTo(minimum) < 0) {
+            throw new IllegalArgumentException("--duration " + Durations.text(duration) + " is too short for "
+                    + kinds.size() + " fault(s) of " + Durations.text(length) + ": at least " + Durations.text(minimum)
+                    + " (each fault gets its length, " + Durations.text(allowance(lease))
+                    + " to recover, and a set-up or restart budget where it needs one)");
+        }
         Random random = new Random(seed);
         List<FaultKind> order = new ArrayList<>(kinds);
         Collections.shuffle(order, random);
-        long slot = duration.toMillis() / (order.size() + 1);
+        long spare = order.isEmpty() ? 0 : duration.minus(minimum).toMillis() / order.size();
+        List<Duration> prepare = new ArrayList<>();
+        List<Duration> at = new ArrayList<>();
+        Duration slotStart = LEAD;
+        for (FaultKind k : order) {
+            long offset = spare <= 0 ? 0 : random.nextLong(spare);
+            Duration p = slotStart.plusMillis(offset);
+            prepare.add(p);
+            at.add(p.plus(setUp(k)));
+            slotStart = slotStart.plus(slot(k, length, lease)).plusMillis(spare);
+        }
         List<Entry> out = new ArrayList<>();
         for (int i = 0; i < order.size(); i++) {
-            long jitter = slot <= 4 ? 0 : random.nextInt((int) Math.min(Integer.MAX_VALUE, slot / 4));
-            out.add(new Entry(order.get(i), Duration.ofMillis(slot * (i + 1) + jitter), length));
+            Duration end = i + 1 < order.size() ? prepare.get(i + 1) : duration;
+            out.add(new Entry(order.get(i), prepare.get(i), at.get(i), length, end));
         }
-        return new FaultSchedule(out);
-    }
-
-    /** Keeps only the faults a backend lockctl did not start can take. */
-    FaultSchedule clientSideOnly() {
-        return new FaultSchedule(
-                entries.stream().filter(e -> e.kind().clientSide).toList());
+        return new FaultSchedule(out, duration);
     }
 }

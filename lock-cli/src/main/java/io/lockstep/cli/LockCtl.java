@@ -56,8 +56,12 @@ public final class LockCtl implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** gRPC (etcd's client) logs INFO lines through java.util.logging at start-up; a user needs none of them. */
+    private static final java.util.logging.Logger GRPC = java.util.logging.Logger.getLogger("io.grpc");
+
     /** Runs lockctl and exits with its exit code. */
     public static void main(String[] args) {
+        GRPC.setLevel(java.util.logging.Level.WARNING);
         System.exit(run(args));
     }
 

@@ -16,31 +16,51 @@ final class Table {
             "backend",
             "tier",
             "acquired",
-            "acquire p50/p99 ms (incl. wait)",
-            "handoff p50/p99 ms",
-            "per s",
-            "stale writes accepted",
-            "stale writes fenced off",
+            "uncontended p50 ms",
+            "wait p50/p99 ms",
+            "timeouts",
+            "longest wait ms",
+            "holds min/max",
+            "Jain",
+            "stale writes accepted/fenced off",
+            "own writes refused",
             "overlaps",
             "errors");
+
+    private static final List<String> FAULT_HEADER = List.of(
+            "fault window",
+            "fault",
+            "started ms",
+            "lasted ms",
+            "restart ms",
+            "recovery ms",
+            "unavailable ms",
+            "violations");
 
     static String render(CompareReport report) {
         List<List<String>> rows = new ArrayList<>();
         rows.add(HEADER);
         for (BackendResult r : report.backends()) {
             if (!r.started()) {
-                rows.add(List.of(r.backend(), r.tier(), "-", "-", "-", "-", "-", "-", "-", "unavailable"));
+                List<String> row = new ArrayList<>(List.of(r.backend(), r.tier(), "UNAVAILABLE"));
+                while (row.size() < HEADER.size()) {
+                    row.add("-");
+                }
+                rows.add(row);
                 continue;
             }
             rows.add(List.of(
                     r.backend(),
                     r.tier(),
                     Long.toString(r.acquisitions()),
-                    Durations.ms(r.acquireP50Ms()) + " / " + Durations.ms(r.acquireP99Ms()),
-                    Durations.ms(r.handoffP50Ms()) + " / " + Durations.ms(r.handoffP99Ms()),
-                    String.format(Locale.ROOT, "%.0f", r.throughputPerS()),
-                    r.fencing() ? Long.toString(r.staleWritesAccepted()) : r.staleWritesAccepted() + " (no fences)",
-                    Long.toString(r.staleWritesRejectedByFence()),
+                    Durations.ms(r.uncontendedP50Ms()),
+                    Durations.ms(r.waitP50Ms()) + " / " + Durations.ms(r.waitP99Ms()),
+                    Long.toString(r.timeouts()),
+                    Durations.ms(r.longestWaitMs()),
+                    ratio(r.minMaxShare()),
+                    ratio(r.jainIndex()),
+                    staleWrites(r),
+                    Long.toString(r.ownWritesRefused()),
                     Long.toString(r.overlappingHolds()),
                     Long.toString(r.errors().values().stream()
                             .mapToLong(Long::longValue)
@@ -49,54 +69,71 @@ final class Table {
         StringBuilder out = new StringBuilder();
         out.append(String.format(
                 Locale.ROOT,
-                "%nlockctl compare: %s per backend, %d clients, lease %s, hold %s, faults %s (each %s), seed %d%n%n",
+                "%nlockctl compare: %s per backend, %d clients, lease %s, hold %s, seed %d%n",
                 report.duration(),
                 report.clients(),
                 report.leaseTime(),
                 report.holdTime(),
-                report.faults().isEmpty() ? "none" : String.join(", ", report.faults()),
-                report.faultLength(),
                 report.seed()));
+        out.append(
+                        report.schedule().isEmpty()
+                                ? "no faults"
+                                : "faults, each " + report.faultLength() + ", at the same times on every row: "
+                                        + report.schedule().stream()
+                                                .map(f -> f.kind() + " at " + Durations.ms(f.startMs()) + " ms")
+                                                .collect(Collectors.joining(", ")))
+                .append('\n');
+        if (report.interrupted()) {
+            out.append("INTERRUPTED (Ctrl-C): the figures below are what was measured until then\n");
+        }
+        out.append('\n');
         grid(out, rows);
-        if (!report.faults().isEmpty()) {
-            List<List<String>> recovery = new ArrayList<>();
-            List<String> header = new ArrayList<>(List.of("recovery ms"));
-            header.addAll(report.faults());
-            recovery.add(header);
-            for (BackendResult r : report.backends()) {
-                if (!r.started()) {
-                    continue;
-                }
-                List<String> row = new ArrayList<>(List.of(r.backend()));
-                for (String kind : report.faults()) {
-                    row.add(r.faults().stream()
-                            .filter(f -> f.kind().equals(kind))
-                            .findFirst()
-                            .map(f -> f.recoveryMs() == null ? "none" : Durations.ms(f.recoveryMs()))
-                            .orElse("not run"));
-                }
-                recovery.add(row);
+        List<List<String>> windows = new ArrayList<>();
+        windows.add(FAULT_HEADER);
+        for (BackendResult r : report.backends()) {
+            for (FaultResult f : r.faults()) {
+                windows.add(List.of(
+                        r.backend(),
+                        f.label(),
+                        f.skipped() ? "-" : Durations.ms(f.startMs()),
+                        f.skipped() ? "-" : Durations.ms(f.endMs() - f.startMs()),
+                        f.restartMs() == null ? "-" : Durations.ms(f.restartMs()),
+                        recovery(f),
+                        f.unavailableMs() == null ? "-" : Durations.ms(f.unavailableMs()),
+                        f.skipped() ? "-" : Long.toString(f.violations())));
             }
+        }
+        if (windows.size() > 1) {
             out.append('\n');
-            grid(out, recovery);
+            grid(out, windows);
+            out.append("recovery: from the fault's end (from its start for a frozen holder, a failover or a leader"
+                    + " fault) to the next acquisition inside the fault's window; unavailable: the longest time in"
+                    + " the window without an acquisition\n");
         }
         out.append('\n');
         for (BackendResult r : report.backends()) {
             if (!r.started()) {
                 out.append(r.backend())
-                        .append(": could not start: ")
+                        .append(": unavailable: ")
                         .append(r.unavailableReason())
                         .append(r.install() == null || r.install().isEmpty() ? "" : "\n    install: " + r.install())
                         .append('\n');
                 continue;
             }
+            out.append(r.backend())
+                    .append(": holds per client ")
+                    .append(r.holdsPerClient().values().stream()
+                            .map(String::valueOf)
+                            .collect(Collectors.joining(" ")))
+                    .append('\n');
             for (FaultResult f : r.faults()) {
-                if (!f.note().isEmpty()) {
+                String why = f.skipped() ? f.recovery() : f.note();
+                if (!why.isEmpty()) {
                     out.append(r.backend())
                             .append(": ")
                             .append(f.label())
                             .append(": ")
-                            .append(f.note())
+                            .append(why)
                             .append('\n');
                 }
             }
@@ -125,6 +162,30 @@ final class Table {
             }
         }
         return out.toString();
+    }
+
+    /** {@code accepted / fenced off}, or {@code - / -} when no client wrote after losing the lock. */
+    private static String staleWrites(BackendResult r) {
+        if (r.staleWrites() == 0) {
+            return "- / -";
+        }
+        String accepted =
+                r.fencing() ? Long.toString(r.staleWritesAccepted()) : r.staleWritesAccepted() + " (no fences)";
+        return accepted + " / " + r.staleWritesRejectedByFence();
+    }
+
+    private static String recovery(FaultResult f) {
+        if (f.skipped()) {
+            return "skipped";
+        }
+        if (f.recoveryMs() != null) {
+            return Durations.ms(f.recoveryMs());
+        }
+        return f.recovery().equals(Analysis.NOT_RECOVERED_END) ? "not before the end" : "not before the next fault";
+    }
+
+    private static String ratio(double r) {
+        return Double.isNaN(r) ? "-" : String.format(Locale.ROOT, "%.2f", r);
     }
 
     private static void grid(StringBuilder out, List<List<String>> rows) {

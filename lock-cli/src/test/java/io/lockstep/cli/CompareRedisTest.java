@@ -36,16 +36,12 @@ class CompareRedisTest {
                 "compare",
                 "--backend",
                 "redis",
-                "--duration",
-                "5s",
                 "--clients",
                 "3",
                 "--lease",
                 "1s",
                 "--fault-length",
-                "1500ms",
-                "--faults",
-                "holder-pause,partition,server-pause,server-kill",
+                "2s",
                 "--seed",
                 "7",
                 "--no-progress",
@@ -57,15 +53,60 @@ class CompareRedisTest {
     }
 
     @Test
-    @DisplayName("prints one row for the backend and a recovery row for each fault, and exits 0")
+    @DisplayName("prints one row for the backend and a window row for each fault, and exits 0")
     void printsTheTable() {
         // Redis claims BEST_EFFORT: a killed server forgets its fence counter, which is reported, not fatal.
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(LockCtl.OK);
         assertThat(run.out())
-                .contains("backend", "stale writes accepted", "recovery ms", "holder-pause", "server-kill");
+                .contains("backend", "stale writes accepted", "recovery ms", "holder-pause", "server-kill")
+                .contains("at the same times on every row");
         assertThat(run.out().lines().filter(l -> l.startsWith("redis ")).count())
                 .as(run.toString())
-                .isEqualTo(2);
+                .isEqualTo(1 + FaultKind.values().length);
+    }
+
+    @Test
+    @DisplayName(
+            "each fault starts when the schedule says, and its recovery falls inside its own window (finding 1, 7)")
+    void everyFaultInItsOwnWindow() {
+        JsonNode schedule = json.get("schedule");
+        JsonNode faults = json.get("backends").get(0).get("faults");
+        assertThat(faults).hasSize(schedule.size());
+        for (int i = 0; i < faults.size(); i++) {
+            JsonNode f = faults.get(i);
+            assertThat(f.get("kind").asText())
+                    .isEqualTo(schedule.get(i).get("kind").asText());
+            assertThat(f.get("scheduledStartMs").asDouble())
+                    .isEqualTo(schedule.get(i).get("startMs").asDouble());
+            assertThat(f.get("startMs").asDouble())
+                    .as("%s starts on time, not after the previous fault", f)
+                    .isGreaterThanOrEqualTo(f.get("scheduledStartMs").asDouble());
+            if (f.get("recoveryMs").isNumber()) {
+                double from = f.get("recoveryFromStart").asBoolean()
+                        ? f.get("startMs").asDouble()
+                        : f.get("endMs").asDouble();
+                assertThat(from + f.get("recoveryMs").asDouble())
+                        .as(f.toString())
+                        .isLessThanOrEqualTo(f.get("windowEndMs").asDouble());
+            }
+            if (i + 1 < faults.size()) {
+                assertThat(f.get("windowEndMs").asDouble())
+                        .isLessThanOrEqualTo(faults.get(i + 1).get("startMs").asDouble());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a holder cut off while the others go on writes late and its fence refuses the write (item 3)")
+    void theHolderPartitionIsFenced() {
+        JsonNode redis = json.get("backends").get(0);
+        JsonNode cut = find(redis.get("faults"), "holder-partition");
+        assertThat(cut.get("note").asText()).contains("(the holder) off; the others went on");
+        assertThat(redis.get("staleWritesAccepted").asLong()).isZero();
+        // The frozen holder's write and the cut-off holder's late write(s).
+        assertThat(redis.get("staleWritesRejectedByFence").asLong())
+                .as(run.toString())
+                .isGreaterThanOrEqualTo(2);
     }
 
     @Test
@@ -75,9 +116,6 @@ class CompareRedisTest {
         assertThat(redis.get("started").asBoolean()).isTrue();
         assertThat(redis.get("acquisitions").asLong()).isPositive();
         assertThat(redis.get("staleWritesAccepted").asLong()).isZero();
-        assertThat(redis.get("staleWritesRejectedByFence").asLong())
-                .as(run.toString())
-                .isEqualTo(1);
         JsonNode pause = find(redis.get("faults"), "holder-pause");
         assertThat(pause.get("note").asText()).isEqualTo("woke up and wrote: rejected by its fence");
         // Another client got the lock after the frozen holder's lease ran out, not before.
@@ -88,7 +126,7 @@ class CompareRedisTest {
     @DisplayName("every fault ran and a client held the lock again after each")
     void everyFaultRecovered() {
         JsonNode faults = json.get("backends").get(0).get("faults");
-        assertThat(faults).hasSize(4);
+        assertThat(faults).hasSize(FaultKind.values().length);
         for (JsonNode f : faults) {
             assertThat(f.get("recoveryMs").isNumber()).as(f.toString()).isTrue();
             assertThat(f.get("endMs").asDouble())
@@ -118,7 +156,7 @@ class CompareRedisTest {
                 .isEqualTo(redis.get("holds").size() + redis.get("faults").size());
         assertThat(charts.get(1).get("elements").asInt())
                 .isEqualTo(redis.get("acquireHistogram").size());
-        assertThat(charts.get(2).get("elements").asInt()).isEqualTo(4);
+        assertThat(charts.get(2).get("elements").asInt()).isEqualTo(FaultKind.values().length);
         Chromium.screenshot(report, dir.resolve("report.png"), 1400, 1800);
     }
 

@@ -24,8 +24,6 @@ class CompareTopologiesTest {
         Path jsonFile = dir.resolve("run.json");
         String[] base = {
             "compare",
-            "--duration",
-            "5s",
             "--clients",
             "3",
             "--lease",

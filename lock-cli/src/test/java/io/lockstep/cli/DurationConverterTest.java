@@ -27,18 +27,4 @@ class DurationConverterTest {
                     .hasMessageContaining("'" + bad + "'");
         }
     }
-
-    @Test
-    void theSameSeedGivesTheSameScheduleAndAnotherSeedAnother() {
-        var kinds = java.util.List.of(FaultKind.values());
-        FaultSchedule a = FaultSchedule.of(kinds, Duration.ofSeconds(12), Duration.ofMillis(1500), 7);
-        FaultSchedule b = FaultSchedule.of(kinds, Duration.ofSeconds(12), Duration.ofMillis(1500), 7);
-        FaultSchedule c = FaultSchedule.of(kinds, Duration.ofSeconds(12), Duration.ofMillis(1500), 8);
-        assertThat(a).isEqualTo(b);
-        assertThat(a).isNotEqualTo(c);
-        assertThat(a.entries()).extracting(FaultSchedule.Entry::kind).containsExactlyInAnyOrder(FaultKind.values());
-        assertThat(a.clientSideOnly().entries())
-                .extracting(FaultSchedule.Entry::kind)
-                .containsExactlyInAnyOrder(FaultKind.HOLDER_PAUSE, FaultKind.PARTITION);
-    }
 }

@@ -86,6 +86,37 @@ class LockCtlUsageTest {
     }
 
     @Test
+    @DisplayName("--uri with a server fault or --backend is a usage error before anything runs (finding 14)")
+    void uriWithWhatItCannotHonourIsAUsageError() {
+        Cli fault = Cli.run("compare", "--uri", "redis://127.0.0.1:1", "--faults", "server-kill", "--no-progress");
+        assertThat(fault.exitCode()).as(fault.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(fault.err()).contains("--faults server-kill needs a server lockctl started");
+        Cli backend = Cli.run("compare", "--uri", "redis://127.0.0.1:1", "--backend", "etcd", "--no-progress");
+        assertThat(backend.exitCode()).as(backend.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(backend.err()).contains("--backend etcd cannot be combined with --uri");
+    }
+
+    @Test
+    @DisplayName("an unwritable --report or --json path is a usage error before anything runs (finding 4)")
+    void unwritableOutputsAreCheckedFirst() {
+        Cli report = Cli.run("compare", "--backend", "redis", "--report", "/nonexistent/dir/r.html", "--no-progress");
+        assertThat(report.exitCode()).as(report.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(report.err()).contains("--report /nonexistent/dir/r.html", "does not exist");
+        assertThat(report.out()).doesNotContain("backend |");
+        Cli json = Cli.run("compare", "--backend", "redis", "--json", "/nonexistent/r.json", "--no-progress");
+        assertThat(json.exitCode()).as(json.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(json.err()).contains("--json /nonexistent/r.json");
+    }
+
+    @Test
+    @DisplayName("a duration too short for the faults names the minimum (the schedule is absolute)")
+    void durationTooShortForTheFaults() {
+        Cli r = Cli.run("compare", "--backend", "redis", "--duration", "12s", "--no-progress");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(r.err()).contains("--duration 12s is too short", "at least");
+    }
+
+    @Test
     void aHolderPauseShorterThanTheLeaseIsRejected() {
         Cli r = Cli.run("compare", "--lease", "2s", "--fault-length", "1s", "--no-progress");
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);

@@ -1,0 +1,198 @@
+package io.lockstep.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.lockstep.cli.CompareReport.BackendResult;
+import io.lockstep.cli.CompareReport.FaultResult;
+import io.lockstep.tck.history.Event;
+import io.lockstep.tck.history.Event.Op;
+import io.lockstep.tck.history.Event.Type;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The analysis of compare's histories, over synthetic histories (times in milliseconds since the start). */
+@DisplayName("compare's analysis of a history")
+class AnalysisTest {
+
+    static FaultResult fault(String kind, double start, double end, double windowEnd, boolean tolerated) {
+        return new FaultResult(kind, kind, start, start, end, windowEnd, null, "", false, null, null, tolerated, 0, "");
+    }
+
+    @Test
+    @DisplayName(
+            "a kill whose recovery is not seen before the next fault starts says so, never the next fault's figure")
+    void recoveryNotSeenBeforeTheNextFaultIsNotANumber() {
+        // The review's etcd run: the kill (restart included) ended at 5827 ms, the partition started then,
+        // and the next acquisition came at 8012 ms, after the partition.
+        List<FaultResult> faults =
+                List.of(fault("server-kill", 2685, 5827, 5827, true), fault("partition", 5827, 7828, 12000, true));
+        List<FaultResult> measured = Analysis.measure(faults, List.of(1000.0, 2000.0, 8012.0), 12000);
+        assertThat(measured.get(0).recoveryMs()).isNull();
+        assertThat(measured.get(0).recovery()).isEqualTo(Analysis.NOT_RECOVERED_NEXT);
+        assertThat(measured.get(1).recoveryMs()).isCloseTo(184.0, within(0.01));
+    }
+
+    @Test
+    @DisplayName("recovery is measured from the fault's end to the first acquisition inside its own window")
+    void recoveryInsideTheWindow() {
+        List<FaultResult> faults =
+                List.of(fault("server-kill", 2000, 5000, 8000, true), fault("partition", 8000, 10000, 14000, true));
+        List<FaultResult> measured = Analysis.measure(faults, List.of(1000.0, 5150.0, 5200.0, 10020.0), 14000);
+        assertThat(measured.get(0).recoveryMs()).isCloseTo(150.0, within(0.01));
+        // The longest time without an acquisition inside the kill's window: its start to 5150.
+        assertThat(measured.get(0).unavailableMs()).isCloseTo(3150.0, within(0.01));
+        assertThat(measured.get(1).recoveryMs()).isCloseTo(20.0, within(0.01));
+    }
+
+    @Test
+    @DisplayName("a last fault with no acquisition after it says it was not recovered before the run ended")
+    void notRecoveredBeforeTheEnd() {
+        List<FaultResult> measured =
+                Analysis.measure(List.of(fault("partition", 8000, 10000, 12000, true)), List.of(1000.0), 12000);
+        assertThat(measured.get(0).recoveryMs()).isNull();
+        assertThat(measured.get(0).recovery()).isEqualTo(Analysis.NOT_RECOVERED_END);
+        assertThat(measured.get(0).unavailableMs()).isCloseTo(4000.0, within(0.01));
+    }
+
+    @Test
+    @DisplayName("an overlap under a fault the tier survives breaks the run even when a server kill is scheduled too")
+    void eachViolationIsJudgedInItsOwnWindow() {
+        List<FaultResult> faults =
+                List.of(fault("partition", 2000, 4000, 7000, true), fault("server-kill", 7000, 9000, 12000, false));
+        Analysis.Judgement underPartition =
+                Analysis.judge(faults, List.of(new Analysis.Finding("overlap", 3000, "OVERLAPPING_HOLDS")));
+        assertThat(underPartition.broken()).isTrue();
+        assertThat(underPartition.faults().get(0).violations()).isEqualTo(1);
+
+        Analysis.Judgement underKill =
+                Analysis.judge(faults, List.of(new Analysis.Finding("overlap", 9500, "OVERLAPPING_HOLDS")));
+        assertThat(underKill.broken()).isFalse();
+        assertThat(underKill.faults().get(1).violations()).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("fences that went back after a kill the tier does not survive are its consequence, wherever they fall")
+    void aResetFenceCounterIsTheKillsConsequence() {
+        List<FaultResult> faults =
+                List.of(fault("server-kill", 2000, 4000, 7000, false), fault("partition", 7000, 9000, 12000, true));
+        Analysis.Judgement later = Analysis.judge(
+                faults, List.of(new Analysis.Finding("fence 1 after 300", 8000, "FENCE_NOT_INCREASING")));
+        assertThat(later.broken()).isFalse();
+        // Before any fault: nothing excuses it.
+        Analysis.Judgement before =
+                Analysis.judge(faults, List.of(new Analysis.Finding("fence 1 after 300", 500, "FENCE_NOT_INCREASING")));
+        assertThat(before.broken()).isTrue();
+    }
+
+    @Test
+    @DisplayName("Jain's index and the min/max share show a barging backend's starved clients")
+    void fairnessFigures() {
+        // The review's PostgreSQL run: 226, 2, 106 and 6 holds.
+        assertThat(Analysis.jainIndex(List.of(226L, 2L, 106L, 6L))).isCloseTo(0.46, within(0.01));
+        assertThat(Analysis.minMaxShare(List.of(226L, 2L, 106L, 6L))).isCloseTo(0.0088, within(0.001));
+        assertThat(Analysis.jainIndex(List.of(31L, 31L, 31L, 31L))).isEqualTo(1.0);
+        assertThat(Analysis.minMaxShare(List.of(109L, 164L, 9L, 0L))).isZero();
+    }
+
+    @Test
+    @DisplayName("a timeout counts as a wait of its whole wait time, a stale write of a holder as its own count")
+    void timeoutsAreWaitsAndZerosMeanMeasured() {
+        List<Event> events = new ArrayList<>();
+        long ms = 1_000_000;
+        // client-1 takes the lock at once and writes; client-2 waits 3 s and gives up; client-1 releases.
+        events.add(event(0, "client-1", Op.ACQUIRE, Type.INVOKE, -1, 10 * ms));
+        events.add(event(1, "client-2", Op.ACQUIRE, Type.INVOKE, -1, 11 * ms));
+        events.add(event(2, "client-1", Op.ACQUIRE, Type.OK, 1, 12 * ms));
+        events.add(event(3, "client-1", Op.WRITE, Type.OK, 1, 13 * ms));
+        events.add(event(4, "client-2", Op.ACQUIRE, Type.FAIL, -1, 3011 * ms));
+        events.add(event(5, "client-1", Op.RELEASE, Type.INVOKE, -1, 3020 * ms));
+        events.add(event(6, "client-1", Op.RELEASE, Type.OK, -1, 3021 * ms));
+        CompareSettings settings = new CompareSettings(
+                Duration.ofSeconds(4),
+                2,
+                Duration.ofSeconds(1),
+                Duration.ofMillis(20),
+                Duration.ofSeconds(2),
+                List.of(),
+                1);
+        BackendResult r = Analysis.of(
+                new Analysis.Run(
+                        "test",
+                        "CONSENSUS",
+                        "test://",
+                        true,
+                        false,
+                        events,
+                        List.of(1_000_000L),
+                        new ConcurrentHashMap<>(),
+                        List.of(),
+                        0,
+                        4000 * ms),
+                settings);
+        assertThat(r.timeouts()).isEqualTo(1);
+        assertThat(r.longestWaitMs()).isCloseTo(3000.0, within(0.01));
+        assertThat(r.waitP99Ms()).isCloseTo(3000.0, within(0.01));
+        assertThat(r.holdsPerClient()).isEqualTo(Map.of("client-1", 1L, "client-2", 0L));
+        assertThat(r.staleWrites()).isZero(); // printed as "- / -": nobody wrote after losing the lock
+        assertThat(r.uncontendedP50Ms()).isEqualTo(1.0);
+        assertThat(Table.render(report(r))).contains("- / -");
+    }
+
+    @Test
+    @DisplayName("a row where no client ever acquired is unavailable, not a row of zeros")
+    void noAcquisitionIsUnavailable() {
+        long ms = 1_000_000;
+        List<Event> events = List.of(
+                event(0, "client-1", Op.ACQUIRE, Type.INVOKE, -1, 10 * ms),
+                event(1, "client-1", Op.ACQUIRE, Type.UNKNOWN, -1, 20 * ms));
+        CompareSettings settings = new CompareSettings(
+                Duration.ofSeconds(2),
+                1,
+                Duration.ofSeconds(1),
+                Duration.ofMillis(20),
+                Duration.ofSeconds(2),
+                List.of(),
+                1);
+        BackendResult r = Analysis.of(
+                new Analysis.Run(
+                        "redis",
+                        "BEST_EFFORT",
+                        "redis://127.0.0.1:1",
+                        true,
+                        false,
+                        events,
+                        List.of(),
+                        new ConcurrentHashMap<>(),
+                        List.of(),
+                        0,
+                        2000 * ms),
+                settings);
+        assertThat(r.started()).isFalse();
+        String table = Table.render(report(r));
+        assertThat(table).contains("UNAVAILABLE").doesNotContain("| 0 |");
+    }
+
+    static CompareReport report(BackendResult r) {
+        return new CompareReport(
+                "test", 1, "4s", 2, "1s", "20ms", "2s", List.of(), List.of(), Analysis.EDGES_MS, List.of(r), false);
+    }
+
+    static Event event(long index, String client, Op op, Type type, long fence, long nanos) {
+        return new Event(
+                index,
+                client,
+                "lock",
+                op,
+                type,
+                fence < 0 ? OptionalLong.empty() : OptionalLong.of(fence),
+                OptionalLong.empty(),
+                nanos);
+    }
+}
