@@ -255,7 +255,7 @@ public class EtcdBenchmark {
                 held = holder.tryAcquire(lockName, options).orElseThrow();
                 waiting = waiterThread.submit(
                         () -> waiter.acquire(lockName, options.withWaitTime(Duration.ofSeconds(10))));
-                queue = bytes("lockstep/" + lockName + "/");
+                queue = bytes("lockstep/#" + lockName + "/"); // lock-etcd's key layout: <keyPrefix>#<name>/<token>
             } else {
                 ByteSequence name = bytes("jetcd/" + lockName);
                 heldKey = raw.getLockClient()

@@ -110,20 +110,7 @@ public final class EtcdLockProvider extends ForwardingLockProvider {
         }
 
         static String requireValidPrefix(String prefix) {
-            if (prefix == null) {
-                throw new IllegalArgumentException("keyPrefix must not be null");
-            }
-            if (prefix.isEmpty() || prefix.length() > 128) {
-                throw new IllegalArgumentException(
-                        "keyPrefix must be 1 to 128 characters, was " + prefix.length() + " characters");
-            }
-            for (int i = 0; i < prefix.length(); i++) {
-                if (Character.isISOControl(prefix.charAt(i))) {
-                    throw new IllegalArgumentException("keyPrefix must not contain control characters, was '"
-                            + prefix.replaceAll("\\p{Cntrl}", "?") + "'");
-                }
-            }
-            return prefix;
+            return io.lockstep.etcd.internal.EtcdKeys.requireValidPrefix(prefix);
         }
 
         static Duration requireValidTimeout(Duration timeout) {

@@ -94,7 +94,7 @@ class EtcdLockProviderTest {
             try (EtcdLockProvider locks =
                     EtcdLockProvider.builder(client).keyPrefix("wired/").build()) {
                 lease = locks.acquire("job", LONG);
-                List<KeyValue> keys = keys("wired/job/");
+                List<KeyValue> keys = keys("wired/#job/");
                 assertThat(keys).hasSize(1);
                 assertThat(lease.fencingToken().getAsLong())
                         .as("the fence is the holder key's create revision")
@@ -132,12 +132,34 @@ class EtcdLockProviderTest {
         }
         assertThat(keyNames("enc/"))
                 .extracting(k -> k.substring(0, k.lastIndexOf('/') + 1))
-                .containsExactlyInAnyOrder("enc/a/", "enc/a%2Fb/", "enc/a%252Fb/");
+                .containsExactlyInAnyOrder("enc/#a/", "enc/#a%2Fb/", "enc/#a%252Fb/");
         leases.get(0).release();
         assertThat(other.tryAcquire("a", LONG))
                 .as("releasing 'a' frees only 'a'")
                 .isPresent();
         assertThat(other.tryAcquire("a/b", LONG)).isEmpty();
+    }
+
+    @Test
+    @DisplayName(
+            "nested key prefixes (app/ and app/x/) hold independent locks: lock x under app/ is not blocked by app/x/")
+    void nestedPrefixesDoNotInterfere() throws Exception {
+        LockProvider app = open("app/");
+        LockProvider appX = open("app/x/");
+        Lease inner = appX.acquire("n", LONG);
+        assertThat(app.inspect("x").orElseThrow().held())
+                .as("lock 'x' under app/ while app/x/ holds 'n'")
+                .isFalse();
+        Optional<Lease> outer = app.tryAcquire("x", LONG);
+        assertThat(outer).as("lock 'x' under app/ while app/x/ holds 'n'").isPresent();
+        assertThat(appX.tryAcquire("n", LONG))
+                .as("'n' under app/x/ is still held")
+                .isEmpty();
+        outer.get().release();
+        inner.release();
+        assertThatThrownBy(() -> EtcdLockProvider.builder(admin).keyPrefix("app#/"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("keyPrefix must not contain '#'");
     }
 
     @Test
@@ -147,10 +169,10 @@ class EtcdLockProviderTest {
         LockProvider other = open("queue/");
         holder.acquire("q", LONG);
         assertThat(other.tryAcquire("q", LONG)).isEmpty();
-        assertThat(keys("queue/q/")).as("keys after a failed tryAcquire").hasSize(1);
+        assertThat(keys("queue/#q/")).as("keys after a failed tryAcquire").hasSize(1);
         assertThat(other.tryAcquire("q", LONG.withWaitTime(Duration.ofMillis(300))))
                 .isEmpty();
-        assertThat(keys("queue/q/")).as("keys right after a waiter gave up").hasSize(1);
+        assertThat(keys("queue/#q/")).as("keys right after a waiter gave up").hasSize(1);
     }
 
     @Test
@@ -163,14 +185,14 @@ class EtcdLockProviderTest {
         Lease held = holder.acquire("r", LONG);
         CompletableFuture<Lease> first =
                 CompletableFuture.supplyAsync(() -> waiter.acquire("r", LONG.withWaitTime(Duration.ofSeconds(20))));
-        awaitKeys("recheck/r/", 2);
+        awaitKeys("recheck/#r/", 2);
         for (long lease : waiter.sessionLeaseIds()) {
             admin.getLeaseClient().revoke(lease).get(5, TimeUnit.SECONDS);
         }
-        awaitKeys("recheck/r/", 1); // the waiter's queue entry went with its session
+        awaitKeys("recheck/#r/", 1); // the waiter's queue entry went with its session
         CompletableFuture<Lease> second =
                 CompletableFuture.supplyAsync(() -> later.acquire("r", LONG.withWaitTime(Duration.ofSeconds(20))));
-        awaitKeys("recheck/r/", 2);
+        awaitKeys("recheck/#r/", 2);
         held.release();
         Lease next = second.get(10, TimeUnit.SECONDS);
         assertThat(next.isValid()).isTrue();
@@ -204,7 +226,7 @@ class EtcdLockProviderTest {
         Duration remaining = lease.remaining();
         assertThat(remaining).isLessThanOrEqualTo(Duration.ofMillis(1_400));
         assertThat(remaining).isGreaterThan(Duration.ofMillis(1_400).minusNanos(System.nanoTime() - before));
-        long leaseId = keys("ttl/t/").get(0).getLease();
+        long leaseId = keys("ttl/#t/").get(0).getLease();
         long grantedTtl = admin.getLeaseClient()
                 .timeToLive(leaseId, io.etcd.jetcd.options.LeaseOption.DEFAULT)
                 .get(5, TimeUnit.SECONDS)

@@ -109,7 +109,7 @@ class EtcdRenewalBatchingTest {
             leases.add(provider.tryAcquire("batch-" + i, options).orElseThrow());
         }
         // Someone deletes lease 17's queue key behind the holder's back (an operator, a wrong cleanup).
-        ByteSequence queue = ByteSequence.from("lockstep/batch-17/", StandardCharsets.UTF_8);
+        ByteSequence queue = ByteSequence.from("lockstep/#batch-17/", StandardCharsets.UTF_8);
         List<KeyValue> keys = raw.getKVClient()
                 .get(queue, GetOption.builder().isPrefix(true).build())
                 .get(10, TimeUnit.SECONDS)

@@ -43,6 +43,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,6 +109,10 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private final Map<String, Waiter> waiters = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final EtcdJanitor janitor;
+    private final LateAcquireFence fence;
+    /** How many endpoints the client spreads calls over (from {@code where}). */
+    private final int endpoints;
+
     private volatile long serverMinTtl;
 
     /**
@@ -122,6 +127,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         this.ownsClient = ownsClient;
         this.kv = client.getKVClient();
         this.keys = new EtcdKeys(keyPrefix);
+        this.fence = new LateAcquireFence(keys);
+        this.endpoints = Math.max(1, Math.min(7, where.split(",").length));
         this.where = where;
         this.timeout = timeout;
         this.runtime = runtime;
@@ -196,20 +203,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         long sentAt = now();
         TxnResponse reply;
         try {
-            reply = awaitRaw(
-                    kv.txn()
-                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                            .Then(
-                                    Op.put(
-                                            key,
-                                            value(ownerToken),
-                                            PutOption.builder()
-                                                    .withLeaseId(session.leaseId)
-                                                    .build()),
-                                    Op.get(prefix, FIRST))
-                            .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST))
-                            .commit(),
-                    "acquiring lock '" + name + "'");
+            reply = sendAcquire(name, ownerToken, session, key, prefix);
         } catch (EtcdErrors.LeaseNotFound e) {
             // The session lease ended on etcd before we noticed: end it here and queue on a new one.
             session.end(LossReason.SESSION_EXPIRED);
@@ -226,7 +220,13 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             first = reply.getGetResponses().get(0).getKvs();
         } else {
             // Our key is already queued (a waiter's next attempt, or a retry after a lost reply).
-            KeyValue own = reply.getGetResponses().get(0).getKvs().get(0);
+            List<KeyValue> ownKvs = reply.getGetResponses().get(0).getKvs();
+            if (ownKvs.isEmpty()) {
+                // No key, so the compare failed on the tombstone: this attempt was given up already.
+                throw new BackendUnavailableException(
+                        "acquiring lock '" + name + "' failed: the attempt was already given up", null, false);
+            }
+            KeyValue own = ownKvs.get(0);
             revision = own.getCreateRevision();
             first = reply.getGetResponses().get(1).getKvs();
             Session bound = sessionByLease(own.getLease());
@@ -274,7 +274,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         }
         if (waiter == null) {
             // A caller that does not wait leaves nothing queued.
-            deleteNow(key);
+            await(removeKey(new EtcdJanitor.Leftover(name, ownerToken, key, 0)), "removing a queue entry");
             return Attempt.busy(Duration.ZERO);
         }
         GetResponse before = await(
@@ -294,6 +294,60 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             waiter.watch(before.getKvs().get(0).getKey(), before.getHeader().getRevision() + 1);
         }
         return Attempt.busy(Duration.ofSeconds(1));
+    }
+
+    /**
+     * The acquire transaction: put our key on the session if it does not exist and the attempt was not
+     * given up (see {@link LateAcquireFence}), and read the queue's head. When the first try gets no
+     * answer within {@code timeout}, the same transaction is sent again once per endpoint, all at once,
+     * and the first answer wins: jetcd spreads calls over the endpoints round-robin, so a member that
+     * hangs (stalled, frozen) costs one timeout rather than the attempt, and the call takes at most
+     * about 2 × {@code timeout}. The tries are idempotent (a try that finds the key already put reads
+     * it), and every unanswered one is remembered for the fence.
+     */
+    private TxnResponse sendAcquire(
+            String name, String ownerToken, Session session, ByteSequence key, ByteSequence prefix) {
+        String what = "acquiring lock '" + name + "'";
+        try {
+            return awaitRaw(acquireTxn(name, ownerToken, session, key, prefix), what);
+        } catch (BackendUnavailableException e) {
+            fence.unanswered(ownerToken, session.leaseId); // it may still be applied later
+            if (!e.isTransient()) {
+                throw e;
+            }
+            log.debug("{} on etcd at {}: no answer, trying every endpoint: {}", what, where, e.toString());
+        }
+        CompletableFuture<TxnResponse> first = new CompletableFuture<>();
+        AtomicInteger failed = new AtomicInteger();
+        for (int i = 0; i < endpoints; i++) {
+            acquireTxn(name, ownerToken, session, key, prefix).whenComplete((reply, failure) -> {
+                if (failure == null) {
+                    first.complete(reply);
+                } else if (failed.incrementAndGet() == endpoints) {
+                    first.completeExceptionally(failure);
+                }
+            });
+        }
+        try {
+            return awaitRaw(first, what);
+        } catch (BackendUnavailableException e) {
+            fence.unanswered(ownerToken, session.leaseId);
+            throw e;
+        }
+    }
+
+    private CompletableFuture<TxnResponse> acquireTxn(
+            String name, String ownerToken, Session session, ByteSequence key, ByteSequence prefix) {
+        return kv.txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)), fence.notGivenUp(name, ownerToken))
+                .Then(
+                        Op.put(
+                                key,
+                                value(ownerToken),
+                                PutOption.builder().withLeaseId(session.leaseId).build()),
+                        Op.get(prefix, FIRST))
+                .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST))
+                .commit();
     }
 
     @Override
@@ -459,6 +513,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         if (h != null && h.handle.equals(handle)) {
             forget(h);
             janitor.removeKey(leftover(handle));
+        } else if (fence.needsTombstone(handle.ownerToken())) {
+            janitor.removeKey(leftover(handle)); // writes the tombstone a late acquire must meet
         }
     }
 
@@ -756,11 +812,51 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
      * completes normally once etcd answered (the key is gone or is not this grant's).
      */
     private CompletableFuture<TxnResponse> removeKey(EtcdJanitor.Leftover leftover) {
+        String token = leftover.ownerToken();
+        @Nullable Op tombstone = fence.tombstone(leftover.name(), token);
+        if (tombstone == null) {
+            return deleteKey(leftover, null);
+        }
+        // An acquire of this token went unanswered: write its tombstone in the same transaction, so the
+        // late acquire cannot put the key back.
+        return deleteKey(leftover, tombstone)
+                .thenApply(reply -> {
+                    fence.fenced(token);
+                    scheduleTombstoneRemoval(leftover.name(), token);
+                    return reply;
+                })
+                .exceptionallyCompose(e -> {
+                    if (!EtcdErrors.isLeaseNotFound(e)) {
+                        return CompletableFuture.failedFuture(e);
+                    }
+                    // The lease the late acquire would put its key on is gone: it can only fail.
+                    fence.fenced(token);
+                    return deleteKey(leftover, null);
+                });
+    }
+
+    private CompletableFuture<TxnResponse> deleteKey(EtcdJanitor.Leftover leftover, @Nullable Op tombstone) {
         io.etcd.jetcd.Txn txn = kv.txn();
         if (leftover.revision() != 0) {
             txn = txn.If(new Cmp(leftover.key(), Cmp.Op.EQUAL, CmpTarget.createRevision(leftover.revision())));
         }
-        return txn.Then(Op.delete(leftover.key(), DeleteOption.DEFAULT)).commit();
+        if (tombstone == null) {
+            return txn.Then(Op.delete(leftover.key(), DeleteOption.DEFAULT)).commit();
+        }
+        return txn.Then(Op.delete(leftover.key(), DeleteOption.DEFAULT), tombstone)
+                .Else(tombstone)
+                .commit();
+    }
+
+    private void scheduleTombstoneRemoval(String name, String ownerToken) {
+        EtcdJanitor.Leftover tombstone =
+                new EtcdJanitor.Leftover(name, ownerToken, keys.tombstone(name, ownerToken), 0);
+        try {
+            runtime.scheduler()
+                    .schedule(() -> janitor.removeKey(tombstone), LateAcquireFence.KEEP_MINUTES, TimeUnit.MINUTES);
+        } catch (RejectedExecutionException e) {
+            // shutting down: the tombstone goes with its session lease
+        }
     }
 
     // ------------------------------------------------------------------ waiters
