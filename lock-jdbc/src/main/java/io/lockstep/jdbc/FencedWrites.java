@@ -64,12 +64,21 @@ public final class FencedWrites {
      * resource} and returns true if no newer fence was admitted before; else changes nothing and returns
      * false. The caller applies its write only on true, in the same transaction, and commits both.
      *
+     * <p>Call it before any read the write depends on: in READ COMMITTED a value read before {@code admit}
+     * can be older than the write of the holder {@code admit} waited for.
+     *
      * @throws IllegalArgumentException if {@code resource} is empty or longer than 256 characters
+     * @throws IllegalStateException if {@code c} is in auto-commit: there the fence row is unlocked as soon
+     *     as the statement ends, so a newer holder's write could come before this one's
      */
     public boolean admit(Connection c, String resource, long fence) throws SQLException {
         if (resource == null || resource.isEmpty() || resource.length() > 256) {
             throw new IllegalArgumentException("resource must be 1 to 256 characters, was "
                     + (resource == null ? "null" : resource.length() + " characters"));
+        }
+        if (c.getAutoCommit()) {
+            throw new IllegalStateException("admit needs a transaction: call setAutoCommit(false) on the connection"
+                    + " first (in auto-commit the check and the write would not commit together)");
         }
         String product = c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
         if (product.contains("postgres")) {

@@ -77,7 +77,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
         private @Nullable String where;
         private @Nullable AutoCloseable closeWithProvider;
         private @Nullable DataSource listenSource;
-        private boolean listen = true;
+        private @Nullable Boolean listen;
         private boolean statementsBoundByServer;
 
         private Builder(DataSource dataSource) {
@@ -132,9 +132,24 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             return this;
         }
 
-        /** Whether PostgreSQL waiters are woken by LISTEN/NOTIFY (default true; false: they poll). */
+        /**
+         * Whether PostgreSQL waiters are woken by LISTEN/NOTIFY. {@code true} takes the LISTEN connection
+         * from the builder's {@code DataSource} on the first wait and keeps it for the provider's lifetime:
+         * count it in the application pool's size. By default notifications are on only if {@link
+         * #notifications(DataSource)} named a source of their own; else waiters poll.
+         */
         public Builder notifications(boolean listen) {
             this.listen = listen;
+            return this;
+        }
+
+        /**
+         * Notifications on, with the LISTEN connection taken from {@code listenSource} (ideally unpooled,
+         * one connection for the provider's lifetime), never from the application's pool.
+         */
+        public Builder notifications(DataSource listenSource) {
+            this.listenSource = Objects.requireNonNull(listenSource, "listenSource");
+            this.listen = true;
             return this;
         }
 
@@ -156,12 +171,6 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
          */
         Builder statementsBoundByServer() {
             this.statementsBoundByServer = true;
-            return this;
-        }
-
-        /** For the factory: an unpooled source for the release listener's connection. */
-        Builder listenSource(DataSource source) {
-            this.listenSource = source;
             return this;
         }
 
@@ -190,7 +199,6 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             try (Handle h = jdbi.open()) {
                 String product = h.getConnection().getMetaData().getDatabaseProductName();
                 dialect = Dialect.forProduct(product, tableName);
-                connections.resetWith(dialect);
                 place = where != null ? where : dialect.product();
                 try {
                     dialect.check(h);
@@ -217,7 +225,8 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
                         e,
                         true);
             }
-            DataSource listenFrom = listen ? (listenSource != null ? listenSource : dataSource) : null;
+            boolean notified = listen != null ? listen : listenSource != null;
+            DataSource listenFrom = notified ? (listenSource != null ? listenSource : dataSource) : null;
             SqlBackend<?> backend = mode == JdbcMode.LEASE
                     ? new LeaseBackend(jdbi, connections, dialect, place, listenFrom, closeWithProvider)
                     : new SessionBackend(

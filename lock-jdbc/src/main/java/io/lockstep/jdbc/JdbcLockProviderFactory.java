@@ -128,10 +128,13 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
                 .callTimeout(callTimeout)
                 .sessionTimeout(sessionTimeout)
                 .runtime(config.runtime())
-                .notifications(notifications)
                 .describedAs(p.where)
-                .closeWithProvider(pool)
-                .listenSource(new UnpooledDataSource(p.driverUrl, driverProps));
+                .closeWithProvider(pool);
+        if (notifications) {
+            b.notifications(new UnpooledDataSource(p.driverUrl, driverProps));
+        } else {
+            b.notifications(false);
+        }
         if (serverBoundsStatements) {
             b.statementsBoundByServer();
         }

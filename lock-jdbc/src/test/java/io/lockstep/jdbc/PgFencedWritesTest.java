@@ -1,6 +1,7 @@
 package io.lockstep.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
@@ -67,6 +68,32 @@ class PgFencedWritesTest {
                     .isTrue();
             assertThat(guestOf(db, room)).isEqualTo("second-again");
             second.release();
+        }
+    }
+
+    @Test
+    @DisplayName("admit on a connection in auto-commit is refused: there it would protect nothing")
+    void admitRefusesAnAutoCommitConnection() throws SQLException {
+        PostgresServer pg = SharedServers.postgres();
+        FencedWrites fences = FencedWrites.on("booking_fence");
+        try (Connection db = DriverManager.getConnection(pg.jdbcUrl())) {
+            try (Statement st = db.createStatement()) {
+                for (String ddl : fences.ddl(db)) {
+                    st.execute(ddl);
+                }
+            }
+            String room = "room-" + System.nanoTime();
+            assertThat(db.getAutoCommit()).isTrue();
+            assertThatThrownBy(() -> fences.admit(db, room, 5))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("setAutoCommit(false)");
+            try (PreparedStatement ps = db.prepareStatement("SELECT count(*) FROM booking_fence WHERE resource = ?")) {
+                ps.setString(1, room);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).as("fence rows written").isZero();
+                }
+            }
         }
     }
 

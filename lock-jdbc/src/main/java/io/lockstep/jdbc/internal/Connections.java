@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.concurrent.Executor;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.ConnectionFactory;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Every connection lock-jdbc takes, from its own pool or from the application's {@link DataSource}:
@@ -18,7 +17,8 @@ import org.jspecify.annotations.Nullable;
  * transaction itself, so a pool configured with auto-commit off cannot roll a claim back when the
  * connection goes back) and with a network timeout lock-jdbc sets itself, so no call waits on a silent
  * server longer than that, whatever the pool's driver settings. On return, whatever lock-jdbc changed is
- * put back as it found it: the auto-commit, the network timeout and the dialect's session settings.
+ * put back as it found it: the auto-commit and the network timeout (session mode resets the dialect's
+ * session settings itself before).
  * Thread-safe.
  */
 public final class Connections implements ConnectionFactory {
@@ -29,7 +29,6 @@ public final class Connections implements ConnectionFactory {
     private final DataSource source;
     private final int networkTimeoutMillis;
     private final Map<Connection, Saved> saved = Collections.synchronizedMap(new IdentityHashMap<>());
-    private volatile @Nullable Dialect dialect;
 
     /** What a connection was like when lock-jdbc took it. */
     private record Saved(boolean autoCommit, int networkTimeoutMillis) {}
@@ -41,11 +40,6 @@ public final class Connections implements ConnectionFactory {
     public Connections(DataSource source, int networkTimeoutMillis) {
         this.source = source;
         this.networkTimeoutMillis = networkTimeoutMillis;
-    }
-
-    /** The dialect whose session settings are reset before a connection goes back; set once it is known. */
-    public void resetWith(Dialect dialect) {
-        this.dialect = dialect;
     }
 
     /** A connection in auto-commit with lock-jdbc's network timeout; give it back with {@link #closeConnection}. */
@@ -79,7 +73,7 @@ public final class Connections implements ConnectionFactory {
     }
 
     /**
-     * Ends whatever lock-jdbc left open (rolls it back), resets the dialect's session settings, puts back
+     * Ends whatever lock-jdbc left open (rolls it back), puts back
      * the auto-commit and network timeout the connection came with, and returns it to its pool.
      */
     @Override
@@ -105,10 +99,6 @@ public final class Connections implements ConnectionFactory {
         if (!c.getAutoCommit()) {
             c.rollback();
             c.setAutoCommit(true);
-        }
-        Dialect d = dialect;
-        if (d != null) {
-            d.resetSession(c);
         }
         if (!before.autoCommit()) {
             c.setAutoCommit(false);

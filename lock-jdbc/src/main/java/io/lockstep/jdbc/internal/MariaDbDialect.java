@@ -333,8 +333,10 @@ public final class MariaDbDialect extends Dialect {
 
     @Override
     public Optional<Locked> lockRow(Connection c, String name, long idleMillis) throws SQLException {
-        try (PreparedStatement ps =
-                prepare(c, "SET SESSION idle_transaction_timeout = " + Math.max(1, (idleMillis + 999) / 1000))) {
+        try (PreparedStatement ps = prepare(
+                c,
+                "SET @lockstep_idle = COALESCE(@lockstep_idle, @@session.idle_transaction_timeout),"
+                        + " SESSION idle_transaction_timeout = " + Math.max(1, (idleMillis + 999) / 1000))) {
             ps.executeUpdate();
         }
         try (PreparedStatement ps = prepare(c, lockSql)) {
@@ -369,6 +371,22 @@ public final class MariaDbDialect extends Dialect {
         try (PreparedStatement ps = prepare(c, "SELECT 1");
                 ResultSet rs = ps.executeQuery()) {
             rs.next();
+        }
+    }
+
+    /**
+     * Puts back the session's {@code idle_transaction_timeout} from before {@link #lockRow} (an
+     * application's later transactions on this pooled connection must not be ended by lock-jdbc's
+     * timeout) and clears lock-jdbc's user variables.
+     */
+    @Override
+    public void resetSession(Connection c) throws SQLException {
+        try (PreparedStatement ps = prepare(
+                c,
+                "SET SESSION idle_transaction_timeout = COALESCE(@lockstep_idle,"
+                        + " @@session.idle_transaction_timeout), @lockstep_idle = NULL, @lockstep_ok = NULL,"
+                        + " @lockstep_live = NULL")) {
+            ps.executeUpdate();
         }
     }
 

@@ -248,10 +248,24 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
     }
 
     /**
-     * Rolls back whatever the connection has open and returns it to the pool as it was found (a broken
-     * one is dropped).
+     * Rolls back whatever the connection has open, resets the dialect's session settings (MariaDB's idle
+     * timeout) and returns it to the pool as it was found (a broken one is aborted and dropped).
      */
     private void end(Connection db) {
+        try {
+            if (!db.getAutoCommit()) {
+                db.rollback();
+                db.setAutoCommit(true);
+            }
+            dialect.resetSession(db);
+        } catch (SQLException | RuntimeException e) {
+            // A broken connection: abort it so no pool hands it out with lock-jdbc's settings.
+            try {
+                db.abort(Runnable::run);
+            } catch (SQLException | RuntimeException ignored) {
+                // closed below
+            }
+        }
         release(db);
     }
 }
