@@ -191,6 +191,9 @@ public final class ZooKeeperLockProviderFactory implements LockProviderFactory {
         String user;
 
         String password = "";
+        /** Whether a password was given at all (the URI's user info or the setting), even an empty one. */
+        boolean passwordGiven;
+
         Duration sessionTimeout = Duration.ofSeconds(30);
         Duration connectionTimeout = Duration.ofSeconds(5);
         String basePath = ZooKeeperLockProvider.DEFAULT_BASE_PATH;
@@ -230,6 +233,7 @@ public final class ZooKeeperLockProviderFactory implements LockProviderFactory {
                 int colon = info.indexOf(':');
                 s.user = decode(colon < 0 ? info : info.substring(0, colon));
                 s.password = colon < 0 ? "" : decode(info.substring(colon + 1));
+                s.passwordGiven = colon >= 0;
             }
             s.hosts = hosts(hostPart);
             String path = uri.getRawPath();
@@ -244,9 +248,20 @@ public final class ZooKeeperLockProviderFactory implements LockProviderFactory {
                 s.chroot = chroot;
             }
             config.property("user").ifPresent(u -> s.user = u);
-            config.property("password").ifPresent(p -> s.password = p);
+            config.property("password").ifPresent(p -> {
+                s.password = p;
+                s.passwordGiven = true;
+            });
             if (s.user != null && s.user.isEmpty()) {
-                throw new LockConfigurationException("user must not be empty when a password is given");
+                s.user = null;
+            }
+            if ((s.user == null) == s.passwordGiven) {
+                // A password alone would be ignored and the nodes created with open ACLs; a user alone
+                // would authenticate with an empty password nobody meant.
+                throw new LockConfigurationException("ZooKeeper digest authentication needs both a user and a"
+                        + " password; "
+                        + (s.user == null ? "the password has no user" : "user '" + s.user + "' has no password")
+                        + " in " + LockConfig.redacted(uri));
             }
             s.sessionTimeout = config.durationProperty("sessionTimeout", s.sessionTimeout);
             if (s.sessionTimeout.compareTo(Duration.ofMillis(100)) < 0

@@ -131,6 +131,34 @@ class ZooKeeperLockProviderFactoryTest {
     }
 
     @Test
+    @DisplayName(
+            "a password without a user (or a user without a password) is refused naming the rule, never the password, and creates nothing")
+    void halfOfTheCredentialsIsRefused() throws Exception {
+        String path = "?sessionTimeout=10s&connectionTimeout=2s&basePath=/half-credentials";
+        assertThatThrownBy(() -> Locks.open(base() + path + "&password=s3cret-alone"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("needs both a user and a password")
+                .hasMessageContaining("the password has no user")
+                .hasMessageNotContaining("s3cret-alone");
+        assertThatThrownBy(() -> Locks.open(LockConfig.of(base() + path).withProperty("password", "s3cret-alone")))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("needs both a user and a password")
+                .hasMessageNotContaining("s3cret-alone");
+        assertThatThrownBy(() -> Locks.open("zookeeper://:s3cret-alone@" + zk.connectString() + path))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("the password has no user")
+                .hasMessageNotContaining("s3cret-alone");
+        assertThatThrownBy(() -> Locks.open("zookeeper://carol@" + zk.connectString() + path))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("user 'carol' has no password");
+        try (CuratorFramework admin = admin(null)) {
+            assertThat(admin.checkExists().forPath("/half-credentials"))
+                    .as("nothing created with open ACLs")
+                    .isNull();
+        }
+    }
+
+    @Test
     @DisplayName("passwords are redacted from the configuration's toString, also with several hosts")
     void passwordsAreRedacted() {
         LockConfig config = LockConfig.of("zookeeper://bob:hunter2@127.0.0.1:1,127.0.0.1:2/app");
