@@ -307,9 +307,13 @@ class ZooKeeperLockProviderTest {
      * thirds of it without a reply) and Curator's retries off, as in providers built from a URI.
      */
     private LockProvider proxiedShortSession(LockRuntime runtime) throws Exception {
+        return proxiedSession(4_000, runtime);
+    }
+
+    private LockProvider proxiedSession(long sessionMillis, LockRuntime runtime) throws Exception {
         CuratorFramework curator = CuratorFrameworkFactory.builder()
                 .connectString(proxy.host() + ":" + proxy.port())
-                .sessionTimeoutMs((int) timing.millis(4_000).toMillis())
+                .sessionTimeoutMs((int) timing.millis(sessionMillis).toMillis())
                 .connectionTimeoutMs((int) timing.millis(2_000).toMillis())
                 .retryPolicy(new RetryNTimes(0, 0))
                 .build();
@@ -335,13 +339,17 @@ class ZooKeeperLockProviderTest {
             "a create whose reply was lost is found by its owner token when the acquire is retried: one node, held, fenced by its czxid")
     void lostCreateReplyIsFoundOnRetry() throws Exception {
         // A retry window longer than the client's reply timeout, so the acquire retries after the lost reply.
-        LockProvider holder = proxiedShortSession(
-                LockRuntime.builder().retryWindow(timing.millis(20_000)).build());
+        // The node found on the retry counts its lease from the first create, and the client gives the
+        // connection up only after 2/3 of the session and reconnects up to 1 s later: with a lease of the
+        // whole session about a fifth of it is left, where a 3 s lease on a 4 s session often had none
+        // (and is then given back, not handed out).
+        LockProvider holder = proxiedSession(
+                8_000, LockRuntime.builder().retryWindow(timing.millis(20_000)).build());
         String name = "lost-create-retried";
         proxy.loseReplies();
         Lease lease;
         try {
-            lease = holder.tryAcquire(name, lease(3_000)).orElseThrow();
+            lease = holder.tryAcquire(name, lease(8_000)).orElseThrow();
         } finally {
             proxy.resetConnectionsLosingReplies();
         }

@@ -873,23 +873,67 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         return ns == null || ns.isEmpty() ? "" : "/" + ns;
     }
 
+    /**
+     * Deletes the holder's node, waiting at most the client's connection timeout. When the client is not
+     * connected (the session in doubt), or the delete's answer does not come within that bound, the node
+     * is handed to Curator's guaranteed background delete (retried once connected again, for as long as
+     * the session lives; if it ends the server removes the node) and this throws a non-transient {@link
+     * BackendUnavailableException} at once, so the caller is never held for the session's fate and the
+     * runtime does not retry what the background delete is doing.
+     */
     @Override
     public boolean release(Handle handle) {
         boolean wasHeld = !handle.loss.isDone() && !handle.released && handle.deadline - now() > 0;
         handle.released = true;
         cancelExpiry(handle);
         live.remove(handle);
+        String what = "releasing lock '" + handle.name + "'";
+        long bound = client.getZookeeperClient().getConnectionTimeoutMs();
+        if (!client.getZookeeperClient().isConnected()) {
+            deleteQuietly(handle.path);
+            throw releasedInBackground(what, "is not connected (the session is in doubt)", null);
+        }
         try {
             // By path: the node's name carries this holder's owner token, so no one else's node has it.
-            client.delete().forPath(handle.path);
+            CompletableFuture<KeeperException.Code> deleted = new CompletableFuture<>();
+            client.getZookeeperClient()
+                    .getZooKeeper()
+                    .delete(
+                            namespacePrefix() + handle.path,
+                            -1,
+                            (rc, path, ctx) -> deleted.complete(KeeperException.Code.get(rc)),
+                            null);
+            KeeperException.Code code = reply(deleted, bound);
+            if (code == KeeperException.Code.NONODE) {
+                return false;
+            }
+            if (code != KeeperException.Code.OK) {
+                throw KeeperException.create(code, handle.path);
+            }
             return wasHeld;
-        } catch (KeeperException.NoNodeException e) {
-            return false;
+        } catch (KeeperException.ConnectionLossException
+                | KeeperException.SessionMovedException
+                | KeeperException.OperationTimeoutException e) {
+            deleteQuietly(handle.path);
+            throw releasedInBackground(
+                    what, "did not confirm the delete within connectionTimeout (" + bound + " ms)", e);
         } catch (Exception e) {
             // Free it once the connection is back (if the session survives; else it is gone already).
             deleteQuietly(handle.path);
-            throw ZooKeeperErrors.map(e, "releasing lock '" + handle.name + "'", where);
+            RuntimeException mapped = ZooKeeperErrors.map(e, what, where);
+            if (mapped instanceof BackendUnavailableException) {
+                throw new BackendUnavailableException(mapped.getMessage(), e, false); // not retried: see above
+            }
+            throw mapped;
         }
+    }
+
+    private BackendUnavailableException releasedInBackground(String what, String why, @Nullable Exception cause) {
+        return new BackendUnavailableException(
+                "ZooKeeper at " + where + " " + why + " while " + what + "; the node is deleted in the background"
+                        + " once the connection is back, or removed by the server when the session ends",
+                cause,
+                false);
     }
 
     @Override
