@@ -3,6 +3,7 @@ package io.lockstep.cli;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
+import io.lockstep.LockTimeoutException;
 import io.lockstep.Locks;
 import io.lockstep.LossReason;
 import java.io.PrintWriter;
@@ -23,7 +24,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Takes the lock, holds it (renewing) for --hold, printing its fence and remaining validity, then releases it.",
-            "Ctrl-C releases it at once. Exits 1 if the lease is lost while held."
+            "Ctrl-C releases it at once. Exits 1 if the lease is lost while held, 4 if someone else held it for the"
+                    + " whole --wait."
         })
 final class AcquireCommand implements Callable<Integer> {
 
@@ -63,7 +65,15 @@ final class AcquireCommand implements Callable<Integer> {
         Thread hook = new Thread(provider::close, "lockctl-release-on-exit");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            Lease held = provider.acquire(name, options);
+            Lease held;
+            try {
+                held = provider.acquire(name, options);
+            } catch (LockTimeoutException e) {
+                spec.commandLine()
+                        .getErr()
+                        .println("lockctl: '" + name + "' is still held by someone else after " + Durations.text(wait));
+                return LockCtl.HELD;
+            }
             out.printf(
                     "acquired '%s' on %s: fence %s, valid for %d ms%n",
                     name,
@@ -79,6 +89,12 @@ final class AcquireCommand implements Callable<Integer> {
                 long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
                 try {
                     LossReason reason = lost.get(Math.max(1, Math.min(left, every.toMillis())), TimeUnit.MILLISECONDS);
+                    if (reason == LossReason.RELEASED) {
+                        // Ctrl-C: the shutdown hook closed the provider, which released the lease.
+                        out.println("released '" + name + "' (interrupted)");
+                        out.flush();
+                        return LockCtl.OK;
+                    }
                     out.println("LOST '" + name + "': " + reason);
                     out.flush();
                     return LockCtl.INVARIANT_BROKEN;

@@ -172,7 +172,9 @@ final class Analysis {
                     run.backend(),
                     run.tier(),
                     run.uri(),
-                    "no client acquired the lock in " + Durations.text(settings.duration())
+                    (run.stopped() - start < settings.duration().toNanos()
+                                    ? "stopped before any client acquired the lock"
+                                    : "no client acquired the lock in " + Durations.text(settings.duration()))
                             + (errors.isEmpty() ? "" : " (" + errors + ")"),
                     "");
         }

@@ -1,9 +1,13 @@
 package io.lockstep.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.lockstep.LockProvider;
 import io.lockstep.LockState;
 import io.lockstep.Locks;
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -11,11 +15,17 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code lockctl inspect NAME --uri U}: whether the lock is held, the fence and the TTL left, where the backend tells. */
+/**
+ * {@code lockctl inspect NAME --uri U}: whether the lock is held, the fence and the TTL left, where the backend
+ * tells. The exit code says it: 0 free, 4 held, 5 the backend cannot tell.
+ */
 @Command(
         name = "inspect",
         mixinStandardHelpOptions = true,
-        description = "Shows whether a lock is held, its fence and its remaining TTL, where the backend can tell.")
+        description = {
+            "Shows whether a lock is held, its fence and its remaining TTL, where the backend can tell.",
+            "Exits 0 if the lock is free, 4 if it is held, 5 if the backend cannot tell."
+        })
 final class InspectCommand implements Callable<Integer> {
 
     @Spec
@@ -27,26 +37,52 @@ final class InspectCommand implements Callable<Integer> {
     @Option(names = "--uri", required = true, description = "the backend, e.g. redis://localhost:6379")
     String uri;
 
+    @Option(
+            names = "--json",
+            description = "print one JSON object: lock, held (true, false or null), fence, remainingMs")
+    boolean json;
+
     @Override
-    public Integer call() {
+    public Integer call() throws JsonProcessingException {
         PrintWriter out = spec.commandLine().getOut();
         try (LockProvider provider = Locks.open(uri)) {
             Optional<LockState> state = provider.inspect(name);
+            if (json) {
+                Map<String, Object> o = new LinkedHashMap<>();
+                o.put("lock", name);
+                o.put("backend", provider.info().name());
+                o.put("held", state.map(LockState::held).orElse(null));
+                o.put(
+                        "fence",
+                        state.filter(s -> s.fencingToken().isPresent())
+                                .map(s -> s.fencingToken().getAsLong())
+                                .orElse(null));
+                o.put(
+                        "remainingMs",
+                        state.flatMap(LockState::remaining)
+                                .map(d -> d.toMillis())
+                                .orElse(null));
+                out.println(new ObjectMapper().writeValueAsString(o));
+            }
             if (state.isEmpty()) {
-                out.println("'" + name + "': " + provider.info().name() + " cannot tell who holds a lock");
-                return LockCtl.OK;
+                if (!json) {
+                    out.println("'" + name + "': " + provider.info().name() + " cannot tell who holds a lock");
+                }
+                return LockCtl.CANNOT_TELL;
             }
             LockState s = state.get();
             String fence = s.fencingToken().isPresent()
                     ? Long.toString(s.fencingToken().getAsLong())
                     : "none";
-            if (s.held()) {
-                out.println("'" + name + "': held, fence " + fence + ", remaining TTL "
-                        + s.remaining().map(d -> d.toMillis() + " ms").orElse("unknown"));
-            } else {
-                out.println("'" + name + "': free" + (s.fencingToken().isPresent() ? ", last fence " + fence : ""));
+            if (!json) {
+                if (s.held()) {
+                    out.println("'" + name + "': held, fence " + fence + ", remaining TTL "
+                            + s.remaining().map(d -> d.toMillis() + " ms").orElse("unknown"));
+                } else {
+                    out.println("'" + name + "': free" + (s.fencingToken().isPresent() ? ", last fence " + fence : ""));
+                }
             }
-            return LockCtl.OK;
+            return s.held() ? LockCtl.HELD : LockCtl.OK;
         }
     }
 }

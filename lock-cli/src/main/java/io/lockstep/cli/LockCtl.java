@@ -2,6 +2,7 @@ package io.lockstep.cli;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.LockConfigurationException;
+import io.lockstep.LockTimeoutException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import picocli.AutoComplete;
@@ -16,8 +17,13 @@ import picocli.CommandLine.Command;
  *   <li>{@value #INVARIANT_BROKEN}: an invariant broke (a fencing backend accepted a stale write, fences
  *       went backwards, a held lease was lost, a kit test failed);
  *   <li>{@value #USAGE}: bad usage or configuration (unknown option, bad duration or URI);
- *   <li>{@value #UNAVAILABLE}: a backend could not be reached or started.
+ *   <li>{@value #UNAVAILABLE}: a backend could not be reached or started (compare: any row);
+ *   <li>{@value #HELD}: the lock was held by someone else for the whole wait ({@code acquire}, {@code run}),
+ *       or is held now ({@code inspect});
+ *   <li>{@value #CANNOT_TELL}: {@code inspect} on a backend that cannot tell who holds a lock.
  * </ul>
+ *
+ * <p>{@code run} passes its command's exit code through instead, except for the cases above.
  *
  * <p>Ctrl-C ends a run cleanly: every lease lockctl holds is released by the providers' close in a
  * shutdown hook, and the servers and child JVMs it started are stopped.
@@ -29,15 +35,25 @@ import picocli.CommandLine.Command;
         description = "Distributed locks: compare backends under faults, run the kit, hold and inspect locks.",
         footerHeading = "%nExit codes:%n",
         footer = {
-            "  0  ok",
-            "  1  an invariant broke (stale write accepted, fences backwards, lease lost, kit failed)",
-            "  2  usage or configuration error",
-            "  3  backend unavailable"
+            "  0  ok (inspect: the lock is free; run: the command's own exit code)",
+            "  1  an invariant broke: a violation under a fault the tier claims to survive,",
+            "     a lease lost while held (acquire, run), a kit test failed",
+            "  2  usage or configuration error, or an output file that cannot be written",
+            "  3  a backend unavailable (compare: any row)",
+            "  4  held by someone else for the whole wait (acquire, run); inspect: held",
+            "  5  inspect: the backend cannot tell who holds a lock",
+            "",
+            "Examples:",
+            "  lockctl compare --report report.html",
+            "  lockctl compare --uri redis://staging:6379 --uri etcd://staging:2379",
+            "  lockctl run nightly-backup --uri redis://h:6379 --wait 1s -- /usr/local/bin/backup",
+            "  lockctl inspect nightly-backup --uri redis://h:6379 --json"
         },
         subcommands = {
             CompareCommand.class,
             TckCommand.class,
             AcquireCommand.class,
+            RunCommand.class,
             InspectCommand.class,
             BackendsCommand.class,
             AutoComplete.GenerateCompletion.class
@@ -52,6 +68,10 @@ public final class LockCtl implements Runnable {
     public static final int USAGE = 2;
     /** Exit code: a backend could not be reached or started. */
     public static final int UNAVAILABLE = 3;
+    /** Exit code: the lock was held by someone else for the whole wait; for inspect, the lock is held. */
+    public static final int HELD = 4;
+    /** Exit code: inspect cannot tell whether the lock is held on this backend. */
+    public static final int CANNOT_TELL = 5;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -85,6 +105,9 @@ public final class LockCtl implements Runnable {
             w.println("lockctl: " + message(e));
             if (e instanceof BackendUnavailableException) {
                 return UNAVAILABLE;
+            }
+            if (e instanceof LockTimeoutException) {
+                return HELD;
             }
             if (e instanceof LockConfigurationException || e instanceof IllegalArgumentException) {
                 return USAGE;

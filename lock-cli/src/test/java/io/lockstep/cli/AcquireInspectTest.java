@@ -2,7 +2,12 @@ package io.lockstep.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
 import io.lockstep.tck.servers.RedisServer;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -39,7 +44,7 @@ class AcquireInspectTest {
         do {
             held = Cli.run("inspect", name, "--uri", redis.uri());
         } while (!held.out().contains("held") && System.nanoTime() < deadline);
-        assertThat(held.exitCode()).as(held.toString()).isZero();
+        assertThat(held.exitCode()).as(held.toString()).isEqualTo(LockCtl.HELD);
         Matcher m =
                 Pattern.compile("held, fence (\\d+), remaining TTL (\\d+) ms").matcher(held.out());
         assertThat(m.find()).as(held.toString()).isTrue();
@@ -54,5 +59,20 @@ class AcquireInspectTest {
 
         Cli free = Cli.run("inspect", name, "--uri", redis.uri());
         assertThat(free.out()).contains("'" + name + "': free, last fence " + m.group(1));
+        assertThat(free.exitCode()).isEqualTo(LockCtl.OK);
+    }
+
+    @Test
+    @DisplayName("acquire that waits out a lock someone else holds exits 4 with one line, not 1 (finding 3)")
+    void aBusyLockIsItsOwnExitCode() throws Exception {
+        String name = "lockctl/test/" + System.nanoTime();
+        try (LockProvider other = Locks.open(redis.uri());
+                Lease held = other.acquire(name, LeaseOptions.of(Duration.ofSeconds(30)))) {
+            Cli r = Cli.run("acquire", name, "--uri", redis.uri(), "--wait", "2s", "--hold", "1s");
+            assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.HELD);
+            assertThat(r.err())
+                    .contains("'" + name + "' is still held by someone else after 2s")
+                    .doesNotContain("unexpected", "PT2S");
+        }
     }
 }

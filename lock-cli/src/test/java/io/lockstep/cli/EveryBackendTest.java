@@ -122,7 +122,7 @@ class EveryBackendTest {
                     name, LeaseOptions.of(Duration.ofSeconds(2)).withWaitTime(Duration.ofSeconds(5)));
             long fence = lease.fencingToken().orElseThrow();
             Cli held = Cli.run("inspect", name, "--uri", uri);
-            assertThat(held.exitCode()).as(held.toString()).isZero();
+            assertThat(held.exitCode()).as(held.toString()).isEqualTo(LockCtl.HELD);
             Matcher m = Pattern.compile("held, fence (\\d+), remaining TTL (\\d+) ms")
                     .matcher(held.out());
             assertThat(m.find()).as(held.toString()).isTrue();
@@ -140,7 +140,7 @@ class EveryBackendTest {
             "inspect on a session-mode JDBC lock says it cannot tell (the lock is a row lock of a live transaction)")
     void sessionModeCannotTell() {
         Cli r = Cli.run("inspect", "lockctl/inspect/session", "--uri", pg("&mode=session"));
-        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.CANNOT_TELL);
         assertThat(r.out()).contains("cannot tell");
     }
 }
