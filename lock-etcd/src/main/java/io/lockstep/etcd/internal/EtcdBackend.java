@@ -4,7 +4,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
@@ -15,8 +14,6 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
 import io.lockstep.LockRuntime;
@@ -40,7 +37,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -106,7 +102,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private final Object sessionLock = new Object();
     private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
     private final Map<ByteSequence, Held> held = new ConcurrentHashMap<>();
-    private final Map<String, Waiter> waiters = new ConcurrentHashMap<>();
+    private final Map<String, EtcdWaiter> waiters = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final EtcdJanitor janitor;
     private final LateAcquireFence fence;
@@ -244,7 +240,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             }
             mine = bound;
         }
-        Waiter waiter = waiters.get(ownerToken);
+        EtcdWaiter waiter = waiters.get(ownerToken);
         if (!first.isEmpty() && first.get(0).getKey().equals(key)) {
             // The key exists at this revision, so its session lease was alive when etcd answered: the
             // check etcd 3.4's lock service lacked after waiting (etcd#11456).
@@ -266,8 +262,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             }
             scheduleExpiry(h);
             if (waiter != null) {
-                waiter.granted = true;
-                waiter.stopWatching();
+                waiter.granted();
             }
             return Attempt.granted(
                     new Grant<>(handle, OptionalLong.of(revision), Duration.ofNanos(validityNanos), h.loss));
@@ -540,7 +535,13 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     @Override
     public ReleaseWatch watch(String name, String ownerToken) {
-        Waiter waiter = new Waiter(name, ownerToken);
+        EtcdWaiter waiter = new EtcdWaiter(client, where, w -> {
+            waiters.remove(ownerToken, w);
+            if (!w.wasGranted()) {
+                // A waiter that gives up leaves the queue at once, so it blocks nobody until its TTL.
+                abandon(name, ownerToken);
+            }
+        });
         waiters.put(ownerToken, waiter);
         return waiter;
     }
@@ -565,7 +566,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             return;
         }
         janitor.close();
-        for (Waiter w : List.copyOf(waiters.values())) {
+        for (EtcdWaiter w : List.copyOf(waiters.values())) {
             w.close();
         }
         List<CompletableFuture<?>> revokes = new ArrayList<>();
@@ -856,86 +857,6 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                     .schedule(() -> janitor.removeKey(tombstone), LateAcquireFence.KEEP_MINUTES, TimeUnit.MINUTES);
         } catch (RejectedExecutionException e) {
             // shutting down: the tombstone goes with its session lease
-        }
-    }
-
-    // ------------------------------------------------------------------ waiters
-
-    /** One waiter's place in the queue: it watches the deletion of the key just before its own. */
-    private final class Waiter implements ReleaseWatch {
-        final String name;
-        final String ownerToken;
-        final Semaphore signals = new Semaphore(0);
-        volatile boolean granted;
-        private Watch.@Nullable Watcher watcher;
-        private @Nullable ByteSequence watching;
-
-        Waiter(String name, String ownerToken) {
-            this.name = name;
-            this.ownerToken = ownerToken;
-        }
-
-        synchronized void watch(ByteSequence predecessor, long fromRevision) {
-            if (predecessor.equals(watching) && watcher != null) {
-                return;
-            }
-            stopWatching();
-            watching = predecessor;
-            watcher = client.getWatchClient()
-                    .watch(
-                            predecessor,
-                            WatchOption.builder()
-                                    .withRevision(fromRevision)
-                                    .withNoPut(true)
-                                    .build(),
-                            Watch.listener(
-                                    response -> {
-                                        for (WatchEvent event : response.getEvents()) {
-                                            if (event.getEventType() == WatchEvent.EventType.DELETE) {
-                                                signal();
-                                            }
-                                        }
-                                    },
-                                    error -> signal(),
-                                    this::signal));
-        }
-
-        synchronized void stopWatching() {
-            Watch.Watcher w = watcher;
-            watcher = null;
-            watching = null;
-            if (w != null) {
-                try {
-                    w.close();
-                } catch (RuntimeException e) {
-                    log.debug("Closing a watch on etcd at {} failed: {}", where, e.toString());
-                }
-            }
-        }
-
-        void signal() {
-            if (signals.availablePermits() == 0) {
-                signals.release();
-            }
-        }
-
-        @Override
-        public boolean await(Duration timeout) throws InterruptedException {
-            boolean signalled = signals.tryAcquire(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            if (signalled) {
-                signals.drainPermits();
-            }
-            return signalled;
-        }
-
-        @Override
-        public void close() {
-            waiters.remove(ownerToken, this);
-            stopWatching();
-            if (!granted) {
-                // A waiter that gives up leaves the queue at once, so it blocks nobody until its TTL.
-                abandon(name, ownerToken);
-            }
         }
     }
 

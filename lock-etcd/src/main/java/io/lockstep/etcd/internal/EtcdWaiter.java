@@ -1,0 +1,114 @@
+package io.lockstep.etcd.internal;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.lockstep.spi.ReleaseWatch;
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One waiter's place in a lock's queue: it watches only the deletion of the key just before its own
+ * (no thundering herd), from the revision at which that key was read, so a deletion in between is not
+ * missed. A lost watch signals too, so the waiter looks again. Thread-safe.
+ */
+final class EtcdWaiter implements ReleaseWatch {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdWaiter.class);
+
+    private final Client client;
+    private final String where;
+    private final Consumer<EtcdWaiter> onClose;
+    private final Semaphore signals = new Semaphore(0);
+    private volatile boolean granted;
+    private Watch.@Nullable Watcher watcher;
+    private @Nullable ByteSequence watching;
+
+    /**
+     * @param where the endpoints, for messages
+     * @param onClose called once the watch is closed, to withdraw a waiter that was not granted
+     */
+    EtcdWaiter(Client client, String where, Consumer<EtcdWaiter> onClose) {
+        this.client = client;
+        this.where = where;
+        this.onClose = onClose;
+    }
+
+    /** Watches the deletion of {@code predecessor} from {@code fromRevision}; the same key is watched once. */
+    synchronized void watch(ByteSequence predecessor, long fromRevision) {
+        if (predecessor.equals(watching) && watcher != null) {
+            return;
+        }
+        stopWatching();
+        watching = predecessor;
+        watcher = client.getWatchClient()
+                .watch(
+                        predecessor,
+                        WatchOption.builder()
+                                .withRevision(fromRevision)
+                                .withNoPut(true)
+                                .build(),
+                        Watch.listener(
+                                response -> {
+                                    for (WatchEvent event : response.getEvents()) {
+                                        if (event.getEventType() == WatchEvent.EventType.DELETE) {
+                                            signal();
+                                        }
+                                    }
+                                },
+                                error -> signal(),
+                                this::signal));
+    }
+
+    /** The lock was granted to this waiter: stop watching; closing it then withdraws nothing. */
+    void granted() {
+        granted = true;
+        stopWatching();
+    }
+
+    boolean wasGranted() {
+        return granted;
+    }
+
+    /** Wakes the waiter: look again at once. */
+    void signal() {
+        if (signals.availablePermits() == 0) {
+            signals.release();
+        }
+    }
+
+    @Override
+    public boolean await(Duration timeout) throws InterruptedException {
+        boolean signalled = signals.tryAcquire(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        if (signalled) {
+            signals.drainPermits();
+        }
+        return signalled;
+    }
+
+    @Override
+    public void close() {
+        stopWatching();
+        onClose.accept(this);
+    }
+
+    private synchronized void stopWatching() {
+        Watch.Watcher w = watcher;
+        watcher = null;
+        watching = null;
+        if (w != null) {
+            try {
+                w.close();
+            } catch (RuntimeException e) {
+                log.debug("Closing a watch on etcd at {} failed: {}", where, e.toString());
+            }
+        }
+    }
+}
