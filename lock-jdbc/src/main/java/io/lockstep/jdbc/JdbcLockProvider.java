@@ -20,7 +20,7 @@ import org.jdbi.v3.core.statement.SqlStatements;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Locks in a relational database (PostgreSQL, MariaDB/MySQL, H2) through Jdbi 3, tier {@link
+ * Locks in a relational database (PostgreSQL, MariaDB, H2; not MySQL), tier {@link
  * io.lockstep.StrengthTier#TRANSACTIONAL}: fencing tokens from a database sequence, which a rollback or a
  * restart never takes back; expiry on the database's clock, never the client's. {@link JdbcMode#LEASE}
  * holds no connection between calls; {@link JdbcMode#SESSION} holds the row lock in an open transaction
@@ -112,8 +112,9 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
         }
 
         /**
-         * Session mode: the server's idle-in-transaction timeout for held locks (default 10 s, at least
-         * 300 ms): a holder that stops sending heartbeats blocks others at most this long.
+         * Session mode: the least idle-in-transaction timeout the server applies to held locks (default
+         * 10 s, at least 300 ms); each lock's is the longer of this and its lease time, so a holder that
+         * stops sending heartbeats blocks others at most that long, and is never counted valid after it.
          */
         public Builder sessionTimeout(Duration sessionTimeout) {
             if (sessionTimeout == null || sessionTimeout.toMillis() < 300) {

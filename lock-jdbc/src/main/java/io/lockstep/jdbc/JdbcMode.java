@@ -13,9 +13,11 @@ public enum JdbcMode {
     /**
      * A row locked by {@code SELECT ... FOR UPDATE NOWAIT} in a transaction kept open on a connection of
      * its own: the lock ends the moment the transaction does, so a holder whose connection or process
-     * dies loses it at once. The server's idle-in-transaction timeout is set to the lease time and
-     * renewal resets it, so a frozen holder blocks others only until then. Holds one pool connection per
-     * held lock.
+     * dies loses it at once. The server's idle-in-transaction timeout is set to the longer of the session
+     * timeout and the lease time, and each heartbeat resets it, so a frozen holder blocks others only
+     * until then; the client counts the lease valid for its lease time from the last confirmed grant or
+     * renewal, never longer than the server keeps the transaction. A lease not renewed frees its row when
+     * its validity ends. Holds one pool connection per held lock.
      */
     SESSION;
 

@@ -190,7 +190,7 @@ public abstract class Dialect {
             return new H2Dialect(table);
         }
         throw new LockConfigurationException(
-                "dialect: lock-jdbc supports PostgreSQL, MariaDB/MySQL and H2; this database is '" + product + "'");
+                "dialect: lock-jdbc supports PostgreSQL, MariaDB and H2; this database is '" + product + "'");
     }
 
     /** The product's name. */

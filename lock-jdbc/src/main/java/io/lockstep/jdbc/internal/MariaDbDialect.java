@@ -14,7 +14,7 @@ import java.util.OptionalLong;
 import org.jdbi.v3.core.Handle;
 
 /**
- * MariaDB 10.6+ (and MySQL 8 where noted in the README): {@code INSERT ... ON DUPLICATE KEY UPDATE} for
+ * MariaDB 10.6+ (not MySQL, which has no sequences; refused by {@link #check}): {@code INSERT ... ON DUPLICATE KEY UPDATE} for
  * claims with the condition captured once in a session variable (assignments see earlier ones), {@code
  * UTC_TIMESTAMP(6)} for expiry, a sequence for fences, {@code FOR UPDATE NOWAIT} for session locks with
  * {@code idle_transaction_timeout} (whole seconds). Names are {@code VARBINARY}, compared byte by byte.

@@ -27,11 +27,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Session mode: the lock is a row locked with {@code SELECT ... FOR UPDATE NOWAIT} in a transaction kept
  * open on a pooled connection of its own until release; it ends when that transaction ends, so a holder
- * whose connection or process dies loses it at once. A grant is therefore {@link Grant#UNBOUNDED}: it
- * lasts until released or until its loss signal completes. The server's idle-in-transaction timeout is
- * set to the session timeout in the same statement, and one scheduler task sends a heartbeat on each held
- * connection every third of it, so the server ends the session of a holder that stops (a frozen JVM)
- * within the session timeout; a heartbeat that fails completes the lease's loss signal. Thread-safe.
+ * whose connection or process dies loses it at once. The server's idle-in-transaction timeout of each
+ * lock is set to max(session timeout, lease time) in the same statement; a grant and each renewal are
+ * valid for the lease time from when they were sent, so the client never counts a lock valid that the
+ * server may already have ended (a holder thawed after a freeze). A lease not renewed by the end of its
+ * validity has its transaction ended then, freeing the row. One scheduler task sends a heartbeat on each
+ * held connection every third of the session timeout; a heartbeat that fails completes the lease's loss
+ * signal. Thread-safe.
  */
 public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
 
@@ -45,14 +47,24 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
         final String name;
         final Connection db;
         final long sessionId;
+        /** The server's idle-in-transaction timeout of this lock: max(session timeout, lease time). */
+        final long idleMillis;
+
         final CompletableFuture<LossReason> loss = new CompletableFuture<>();
+        /** The runtime clock's time the client's validity ends at, moved by each confirmed renewal. */
+        long validUntil;
+
         boolean ended;
         boolean beating;
+        /** Whether the connection went back to its pool (once only). */
+        boolean returned;
 
-        Handle(String name, Connection db, long sessionId) {
+        Handle(String name, Connection db, long sessionId, long idleMillis, long validUntil) {
             this.name = name;
             this.db = db;
             this.sessionId = sessionId;
+            this.idleMillis = idleMillis;
+            this.validUntil = validUntil;
         }
 
         /** The id of the database session (PostgreSQL backend pid) holding the lock. */
@@ -107,7 +119,11 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
         }
         attempt.attach(db);
         String name = attempt.name();
-        long idle = sessionTimeout.toMillis();
+        long sent = runtime.clock().nanoTime();
+        // The server keeps a silent holder's transaction at least as long as the client counts it valid
+        // (from before the statement was sent), so a holder thawed after a freeze never reports a lock
+        // valid that the server has already ended.
+        long idle = Math.max(sessionTimeout.toMillis(), attempt.leaseTime().toMillis());
         try {
             db.setAutoCommit(false);
             Optional<Dialect.Locked> locked = dialect.lockRow(db, name, idle);
@@ -124,9 +140,15 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
                 attempt.attach(null);
                 return Attempt.busy(BUSY_RETRY);
             }
-            Handle handle = new Handle(name, db, locked.get().sessionId());
+            Handle handle = new Handle(
+                    name,
+                    db,
+                    locked.get().sessionId(),
+                    idle,
+                    sent + attempt.leaseTime().toNanos());
             held.add(handle);
             ensureChecker();
+            expireAt(handle);
             return Attempt.granted(
                     new Grant<>(handle, OptionalLong.of(locked.get().fence()), attempt.leaseTime(), handle.loss));
         } catch (SQLException | RuntimeException e) {
@@ -140,11 +162,63 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
         }
     }
 
-    /** A heartbeat: the grant stays unbounded while its session lives. */
+    /**
+     * A confirmed heartbeat: valid for the lease time (at most the lock's idle timeout) from when it was
+     * sent, since the server keeps the transaction that long after it.
+     */
     @Override
     public Optional<Duration> extend(Handle handle, Duration leaseTime) {
         requireOpen();
-        return beat(handle) ? Optional.of(Grant.UNBOUNDED) : Optional.empty();
+        long sent = runtime.clock().nanoTime();
+        if (!beat(handle)) {
+            return Optional.empty();
+        }
+        Duration validity = leaseTime.toMillis() > handle.idleMillis ? Duration.ofMillis(handle.idleMillis) : leaseTime;
+        synchronized (handle) {
+            handle.validUntil = Math.max(handle.validUntil, sent + validity.toNanos());
+        }
+        expireAt(handle);
+        return Optional.of(validity);
+    }
+
+    /**
+     * Ends the transaction, and so frees the row lock, once the client's validity has passed without a
+     * renewal, rather than keeping it (with heartbeats) for a late release.
+     */
+    private void expireAt(Handle handle) {
+        long delay;
+        synchronized (handle) {
+            delay = handle.validUntil - runtime.clock().nanoTime();
+        }
+        try {
+            runtime.scheduler()
+                    .schedule(
+                            () -> runtime.renewalExecutor().execute(() -> expireIfDue(handle)),
+                            Math.max(0, delay),
+                            TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException ignored) {
+            // shutting down: close() ends every connection
+        }
+    }
+
+    private void expireIfDue(Handle handle) {
+        synchronized (handle) {
+            if (handle.ended || runtime.clock().nanoTime() < handle.validUntil) {
+                return;
+            }
+            handle.ended = true;
+            handle.loss.complete(LossReason.EXPIRED);
+            returnConnection(handle);
+        }
+        held.remove(handle);
+    }
+
+    /** Gives the held connection back once (rolling back, which frees the row lock); with the handle's lock. */
+    private void returnConnection(Handle handle) {
+        if (!handle.returned) {
+            handle.returned = true;
+            end(handle.db);
+        }
     }
 
     /** Resets the server's idle timer of the held transaction; false (and the loss signalled) if it is gone. */
@@ -154,7 +228,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
                 return false;
             }
             try {
-                dialect.keepAlive(handle.db, sessionTimeout.toMillis());
+                dialect.keepAlive(handle.db, handle.idleMillis);
                 return true;
             } catch (SQLException | RuntimeException e) {
                 // Any error aborts the transaction that holds the lock, or says its session is gone: the
@@ -200,7 +274,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
         held.remove(handle);
         synchronized (handle) {
             handle.ended = true;
-            end(handle.db);
+            returnConnection(handle);
         }
     }
 
