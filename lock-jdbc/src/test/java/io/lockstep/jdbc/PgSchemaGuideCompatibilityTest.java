@@ -1,0 +1,37 @@
+package io.lockstep.jdbc;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.parallel.ResourceLock;
+
+/**
+ * The kit in lease mode on PostgreSQL over a table made by hand from SCHEMA.md's PostgreSQL block
+ * (createSchema off), faults included.
+ */
+@DisplayName("jdbc lease mode passes the compatibility kit on PostgreSQL over the schema guide's DDL")
+@ResourceLock(SharedServers.POSTGRES)
+class PgSchemaGuideCompatibilityTest extends ServerCompatibilityKit {
+
+    private static final String TABLE = "guide_lease";
+    private static final String SETTINGS = "&table=" + TABLE + "&createSchema=false";
+
+    PgSchemaGuideCompatibilityTest() {
+        super(Database.POSTGRES, "lease", SETTINGS, SETTINGS);
+    }
+
+    @BeforeAll
+    static void applyTheGuide() throws SQLException {
+        try (Connection c = DriverManager.getConnection(SharedServers.postgres().jdbcUrl());
+                Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + TABLE);
+            st.execute("DROP SEQUENCE IF EXISTS " + TABLE + "_fence");
+            for (String ddl : SchemaGuide.statements("postgresql", TABLE)) {
+                st.execute(ddl);
+            }
+        }
+    }
+}
