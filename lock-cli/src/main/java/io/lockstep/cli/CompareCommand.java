@@ -106,6 +106,13 @@ final class CompareCommand implements Callable<Integer> {
     @Nullable
     String json;
 
+    @Option(
+            names = "--repeat",
+            defaultValue = "1",
+            paramLabel = "N",
+            description = "run the whole comparison N times (1 to 20) and print each figure's median and range")
+    int repeat;
+
     @Option(names = "--no-progress", description = "do not draw a progress bar")
     boolean noProgress;
 
@@ -131,6 +138,9 @@ final class CompareCommand implements Callable<Integer> {
             throw new IllegalArgumentException((clustered ? "--clustered" : "--backend " + String.join(",", backends))
                     + " cannot be combined with --uri: --uri runs against the given backends, --backend and"
                     + " --clustered choose the ones lockctl starts");
+        }
+        if (repeat < 1 || repeat > 20) {
+            throw new IllegalArgumentException("--repeat must be between 1 and 20, was " + repeat);
         }
         Duration run = duration != null
                 ? duration
@@ -163,23 +173,29 @@ final class CompareCommand implements Callable<Integer> {
                 "lockctl-ctrl-c");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
+            List<List<BackendResult>> runs = new ArrayList<>();
             List<BackendResult> results = new ArrayList<>();
-            if (uris.isEmpty()) {
-                for (BackendDescriptor d : selected) {
-                    if (interrupted) {
-                        break;
+            for (int n = 0; n < repeat && !interrupted; n++) {
+                results = new ArrayList<>();
+                if (uris.isEmpty()) {
+                    for (BackendDescriptor d : selected) {
+                        if (interrupted) {
+                            break;
+                        }
+                        results.add(runLocal(d, settings, schedule));
                     }
-                    results.add(runLocal(d, settings, schedule));
-                }
-            } else {
-                List<String> names = new ArrayList<>();
-                for (String uri : uris) {
-                    if (interrupted) {
-                        break;
+                } else {
+                    List<String> names = new ArrayList<>();
+                    for (String uri : uris) {
+                        if (interrupted) {
+                            break;
+                        }
+                        results.add(runRemote(uri, names, settings, schedule));
                     }
-                    results.add(runRemote(uri, names, settings, schedule));
                 }
+                runs.add(results);
             }
+            List<String> kindLabels = kinds.stream().map(k -> k.label).toList();
             CompareReport compare = new CompareReport(
                     String.join(" ", new LockCtl.Version().getVersion()),
                     seed,
@@ -188,7 +204,7 @@ final class CompareCommand implements Callable<Integer> {
                     Durations.text(lease),
                     Durations.text(hold),
                     Durations.text(faultLength),
-                    kinds.stream().map(k -> k.label).toList(),
+                    kindLabels,
                     schedule.entries().stream()
                             .map(e -> new CompareReport.ScheduledFault(
                                     e.kind().label,
@@ -198,7 +214,9 @@ final class CompareCommand implements Callable<Integer> {
                             .toList(),
                     Analysis.EDGES_MS,
                     results,
-                    interrupted);
+                    interrupted,
+                    runs.size(),
+                    runs.size() > 1 ? Repeats.of(runs, kindLabels) : List.of());
             // With --json -, standard output carries only the JSON; the table goes to standard error.
             PrintWriter tableOut = "-".equals(json) ? err : out;
             tableOut.print(Table.render(compare));
@@ -206,10 +224,11 @@ final class CompareCommand implements Callable<Integer> {
             if (!writeOutputs(compare, out, tableOut, err)) {
                 return LockCtl.USAGE;
             }
-            if (results.stream().anyMatch(BackendResult::invariantBroken)) {
+            List<BackendResult> all = runs.stream().flatMap(List::stream).toList();
+            if (all.stream().anyMatch(BackendResult::invariantBroken)) {
                 return LockCtl.INVARIANT_BROKEN;
             }
-            if (results.stream().anyMatch(r -> !r.started())) {
+            if (all.stream().anyMatch(r -> !r.started())) {
                 return LockCtl.UNAVAILABLE;
             }
             return LockCtl.OK;

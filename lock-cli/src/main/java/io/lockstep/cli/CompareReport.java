@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
  * (nothing happened that it counts) is {@code null}, printed as {@code -}.
  *
  * @param interrupted whether Ctrl-C ended the run early: the figures are those measured until then
+ * @param runs how many times the comparison ran ({@code --repeat}); {@code backends} is the last run
+ * @param spread with more than one run, each figure's median and range over the runs
  */
 record CompareReport(
         String version,
@@ -23,7 +25,15 @@ record CompareReport(
         List<ScheduledFault> schedule,
         List<Double> histogramEdgesMs,
         List<BackendResult> backends,
-        boolean interrupted) {
+        boolean interrupted,
+        int runs,
+        List<Spread> spread) {
+
+    /**
+     * One figure over {@code --repeat} runs: its median, least and most value, and in how many runs it was not
+     * measured (a backend unavailable, a fault not recovered in its window).
+     */
+    record Spread(String backend, String figure, double median, double min, double max, int missing) {}
 
     /** A fault of the shared schedule, the same on every row: when it is due and when its window ends. */
     record ScheduledFault(String kind, double startMs, double lengthMs, double windowEndMs) {}

@@ -110,6 +110,11 @@ final class Table {
                     + " fault) to the next acquisition inside the fault's window; unavailable: the longest time in"
                     + " the window without an acquisition\n");
         }
+        if (report.runs() > 1) {
+            out.append('\n');
+            grid(out, spreadRows(report));
+            out.append("over " + report.runs() + " runs: median [least-most]; the table above is the last run\n");
+        }
         out.append('\n');
         for (BackendResult r : report.backends()) {
             if (!r.started()) {
@@ -120,6 +125,7 @@ final class Table {
                         .append('\n');
                 continue;
             }
+            out.append(r.backend()).append(": verdict: ").append(verdict(r)).append('\n');
             out.append(r.backend())
                     .append(": holds per client ")
                     .append(r.holdsPerClient().values().stream()
@@ -162,6 +168,80 @@ final class Table {
             }
         }
         return out.toString();
+    }
+
+    /** One row per backend, one column per figure: {@code median [least-most]}, {@code -} if never measured. */
+    private static List<List<String>> spreadRows(CompareReport report) {
+        List<String> header = new ArrayList<>(List.of("over " + report.runs() + " runs"));
+        Map<String, List<String>> rows = new java.util.LinkedHashMap<>();
+        for (CompareReport.Spread s : report.spread()) {
+            if (!header.contains(s.figure())) {
+                header.add(s.figure());
+            }
+            String cell = Double.isNaN(s.median())
+                    ? "-"
+                    : Durations.ms(s.median()) + " [" + Durations.ms(s.min()) + "-" + Durations.ms(s.max()) + "]"
+                            + (s.missing() > 0 ? " (" + s.missing() + " -)" : "");
+            rows.computeIfAbsent(s.backend(), b -> new ArrayList<>(List.of(b))).add(cell);
+        }
+        List<List<String>> out = new ArrayList<>();
+        out.add(header);
+        out.addAll(rows.values());
+        return out;
+    }
+
+    /** Fairness below this Jain's index is called unfair in the verdict. */
+    static final double FAIR_JAIN = 0.9;
+
+    /**
+     * One sentence a team lead can paste: under which faults the row stayed safe, where it did not (and
+     * whether its tier claims it), the longest time nobody could take the lock, and whether the holds
+     * were shared fairly.
+     */
+    static String verdict(BackendResult r) {
+        List<String> safe = new ArrayList<>();
+        List<String> parts = new ArrayList<>();
+        double worst = 0;
+        String worstFault = "";
+        for (FaultResult f : r.faults()) {
+            if (f.skipped()) {
+                parts.add(f.label() + " skipped");
+                continue;
+            }
+            if (f.violations() == 0) {
+                safe.add(f.label());
+            } else if (f.tolerated()) {
+                parts.add("NOT SAFE under " + f.label() + " (" + f.violations() + " violations)");
+            } else {
+                parts.add(f.label() + ": " + f.violations() + " violations, which " + r.tier()
+                        + " does not claim to survive");
+            }
+            if (f.unavailableMs() != null && f.unavailableMs() > worst) {
+                worst = f.unavailableMs();
+                worstFault = f.label();
+            }
+        }
+        if (r.invariantBroken() && parts.stream().noneMatch(p -> p.startsWith("NOT SAFE"))) {
+            parts.add("NOT SAFE outside the faults");
+        }
+        if (!safe.isEmpty()) {
+            parts.add(0, "safe under " + String.join(", ", safe));
+        } else if (r.faults().isEmpty() && !r.invariantBroken()) {
+            parts.add(0, "safe (no faults run)");
+        }
+        if (r.ownWritesRefused() > 0) {
+            parts.add("the real holder's writes refused " + r.ownWritesRefused() + " times (fences went back)");
+        }
+        if (!worstFault.isEmpty()) {
+            parts.add("nobody could take the lock for up to " + Durations.ms(worst) + " ms (" + worstFault + ")");
+        }
+        if (!Double.isNaN(r.jainIndex())) {
+            parts.add(
+                    r.jainIndex() >= FAIR_JAIN
+                            ? "fair (Jain " + ratio(r.jainIndex()) + ")"
+                            : "UNFAIR: Jain " + ratio(r.jainIndex()) + ", fewest/most holds " + ratio(r.minMaxShare()));
+        }
+        return String.join("; ", parts);
     }
 
     /** {@code accepted / fenced off}, or {@code - / -} when no client wrote after losing the lock. */

@@ -179,9 +179,115 @@ class AnalysisTest {
         assertThat(table).contains("UNAVAILABLE").doesNotContain("| 0 |");
     }
 
+    @Test
+    @DisplayName("the verdict says where a row was safe, where not and whether its tier claims it, and if it was fair")
+    void verdictInWords() {
+        FaultResult partition = new FaultResult(
+                "partition", "partition", 2000, 2000, 4000, 7000, 20.0, "", false, 2000.0, null, true, 0, "");
+        FaultResult kill = new FaultResult(
+                "server-kill", "server-kill", 7000, 7000, 9000, 12000, 15.0, "", false, 2100.0, 30.0, false, 3, "");
+        BackendResult r = new BackendResult(
+                "redis",
+                "BEST_EFFORT",
+                "redis://",
+                true,
+                null,
+                null,
+                true,
+                340,
+                0.5,
+                0.5,
+                1200,
+                6,
+                3000,
+                1,
+                5,
+                28,
+                Map.of("client-1", 226L, "client-2", 2L, "client-3", 106L, "client-4", 6L),
+                0.0088,
+                0.46,
+                1,
+                0,
+                1,
+                116,
+                0,
+                3,
+                false,
+                List.of(partition, kill),
+                Map.of(),
+                List.of(),
+                List.of(),
+                List.of());
+        assertThat(Table.verdict(r))
+                .contains("safe under partition")
+                .contains("server-kill: 3 violations, which BEST_EFFORT does not claim to survive")
+                .contains("the real holder's writes refused 116 times")
+                .contains("nobody could take the lock for up to 2100 ms (server-kill)")
+                .contains("UNFAIR: Jain 0.46");
+        FaultResult broken = partition.measured(20.0, "", 2000.0, 2);
+        BackendResult etcd = new BackendResult(
+                "etcd",
+                "CONSENSUS",
+                "etcd://",
+                true,
+                null,
+                null,
+                true,
+                120,
+                3,
+                80,
+                2000,
+                0,
+                2100,
+                8,
+                125,
+                9,
+                Map.of("client-1", 30L, "client-2", 31L),
+                0.97,
+                1.0,
+                0,
+                0,
+                0,
+                0,
+                2,
+                0,
+                true,
+                List.of(broken),
+                Map.of(),
+                List.of(),
+                List.of(),
+                List.of());
+        assertThat(Table.verdict(etcd)).contains("NOT SAFE under partition (2 violations)", "fair (Jain 1.00)");
+    }
+
+    @Test
+    @DisplayName("--repeat's spread is the median and range of the runs that measured the figure")
+    void spreadOverRuns() {
+        CompareReport.Spread s = Repeats.spread("redis", "wait p50 ms", List.of(30.0, 10.0, Double.NaN, 20.0), 4);
+        assertThat(s.median()).isEqualTo(20.0);
+        assertThat(s.min()).isEqualTo(10.0);
+        assertThat(s.max()).isEqualTo(30.0);
+        assertThat(s.missing()).isEqualTo(1);
+        assertThat(Repeats.spread("redis", "x", List.of(1.0, 4.0), 2).median()).isEqualTo(2.5);
+        assertThat(Repeats.spread("redis", "x", List.of(), 2).median()).isNaN();
+    }
+
     static CompareReport report(BackendResult r) {
         return new CompareReport(
-                "test", 1, "4s", 2, "1s", "20ms", "2s", List.of(), List.of(), Analysis.EDGES_MS, List.of(r), false);
+                "test",
+                1,
+                "4s",
+                2,
+                "1s",
+                "20ms",
+                "2s",
+                List.of(),
+                List.of(),
+                Analysis.EDGES_MS,
+                List.of(r),
+                false,
+                1,
+                List.of());
     }
 
     static Event event(long index, String client, Op op, Type type, long fence, long nanos) {

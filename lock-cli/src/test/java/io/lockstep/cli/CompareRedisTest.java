@@ -182,7 +182,7 @@ class CompareRedisTest {
     }
 
     private static String text(String dom, String id) {
-        Matcher m = Pattern.compile("<pre id=\"" + id + "\">(.*?)</pre>", Pattern.DOTALL)
+        Matcher m = Pattern.compile("<pre id=\"" + id + "\"[^>]*>(.*?)</pre>", Pattern.DOTALL)
                 .matcher(dom);
         if (!m.find()) {
             throw new AssertionError("no #" + id + " in the page");

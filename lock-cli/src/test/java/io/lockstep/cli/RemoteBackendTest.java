@@ -77,6 +77,31 @@ class RemoteBackendTest {
     }
 
     @Test
+    @DisplayName("compare --repeat 2 runs twice and prints each figure's median and range (item 2, finding 18)")
+    void repeatPrintsTheSpread() throws Exception {
+        Cli r = Cli.run(
+                "compare",
+                "--uri",
+                redis.uri(),
+                "--duration",
+                "2s",
+                "--clients",
+                "2",
+                "--faults",
+                "none",
+                "--repeat",
+                "2",
+                "--no-progress",
+                "--json",
+                "-");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.err()).contains("over 2 runs", "median [least-most]");
+        JsonNode all = new ObjectMapper().readTree(r.out());
+        assertThat(all.get("runs").asInt()).isEqualTo(2);
+        assertThat(all.get("spread").findValuesAsText("figure")).contains("acquired", "wait p99 ms", "Jain");
+    }
+
+    @Test
     @DisplayName("tck --uri runs a group of the kit against the backend and exits 0 when it passes")
     void tckRunsTheKit() {
         PrintStream saved = System.out;
