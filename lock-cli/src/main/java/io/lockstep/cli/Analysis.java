@@ -242,35 +242,41 @@ final class Analysis {
     record Judgement(List<FaultResult> faults, boolean broken) {}
 
     /**
-     * Counts each finding against the fault whose window it falls in. A finding breaks the run unless that
-     * fault is one the tier does not claim to survive; a fence that went back or a stale write accepted after
-     * such a fault started is its consequence too (a restarted Redis keeps counting from 1), wherever it falls.
-     * A finding outside every fault window breaks the run.
+     * Counts each finding against a fault. A finding inside the window of a fault the tier does not claim to
+     * survive is that fault's, and excused. A fence that went back or a stale write accepted after such a
+     * fault started is its lasting consequence (a restarted Redis counts from 1 again): it is counted against
+     * that fault, wherever it falls, and excused. Any other finding is counted against the window it falls
+     * in and breaks the run; so does a finding outside every window.
      */
     static Judgement judge(List<FaultResult> faults, List<Finding> findings) {
         long[] counts = new long[faults.size()];
         boolean broken = false;
         for (Finding finding : findings) {
             int in = -1;
-            boolean excused = false;
+            int cause = -1;
+            boolean lasting = !finding.rule().equals("OVERLAPPING_HOLDS");
             for (int i = 0; i < faults.size(); i++) {
                 FaultResult f = faults.get(i);
-                if (f.skipped()) {
+                if (f.skipped() || finding.atMs() < f.startMs()) {
                     continue;
                 }
-                if (finding.atMs() >= f.startMs() && finding.atMs() <= Math.max(f.windowEndMs(), f.endMs())) {
+                if (finding.atMs() <= Math.max(f.windowEndMs(), f.endMs())) {
                     in = i;
-                    excused |= !f.tolerated();
                 }
-                boolean lasting = !finding.rule().equals("OVERLAPPING_HOLDS");
-                if (lasting && !f.tolerated() && finding.atMs() >= f.startMs()) {
-                    excused = true;
+                if (lasting && !f.tolerated()) {
+                    cause = i;
                 }
             }
-            if (in >= 0) {
+            if (in >= 0 && !faults.get(in).tolerated()) {
                 counts[in]++;
+            } else if (cause >= 0) {
+                counts[cause]++;
+            } else {
+                if (in >= 0) {
+                    counts[in]++;
+                }
+                broken = true;
             }
-            broken |= !excused;
         }
         List<FaultResult> out = new ArrayList<>();
         for (int i = 0; i < faults.size(); i++) {

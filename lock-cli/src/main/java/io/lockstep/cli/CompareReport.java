@@ -106,7 +106,8 @@ record CompareReport(
      * @param unavailableMs the longest time inside the window during which no client acquired the lock
      * @param restartMs for a killed server, from the restart command until it answered
      * @param tolerated whether the tier claims to survive this fault: a violation inside its window exits 1
-     * @param violations checker violations and stale writes accepted inside its window
+     * @param violations checker violations and stale writes accepted counted against it: inside its window,
+     *     or for a fault its tier does not claim to survive, their lasting consequences (fences reset)
      */
     record FaultResult(
             String kind,

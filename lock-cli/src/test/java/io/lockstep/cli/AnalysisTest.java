@@ -85,6 +85,9 @@ class AnalysisTest {
         Analysis.Judgement later = Analysis.judge(
                 faults, List.of(new Analysis.Finding("fence 1 after 300", 8000, "FENCE_NOT_INCREASING")));
         assertThat(later.broken()).isFalse();
+        // Counted against the kill that caused it, so the partition's row does not read as unsafe.
+        assertThat(later.faults().get(0).violations()).isEqualTo(1);
+        assertThat(later.faults().get(1).violations()).isZero();
         // Before any fault: nothing excuses it.
         Analysis.Judgement before =
                 Analysis.judge(faults, List.of(new Analysis.Finding("fence 1 after 300", 500, "FENCE_NOT_INCREASING")));
