@@ -221,6 +221,14 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             } catch (java.sql.SQLException | RuntimeException e) {
                 closeQuietly();
                 String at = where != null ? where : "the database";
+                if (sqlState(e).startsWith("SQL state 42")) {
+                    // Syntax or access rule: the database is there; the table name is the only text we add.
+                    throw new LockConfigurationException(
+                            "table: the statements on table '" + tableName
+                                    + "' were rejected (" + sqlState(e) + "): " + describe(e)
+                                    + "; is it a reserved word? choose another table name",
+                            e);
+                }
                 throw new BackendUnavailableException(
                         at + ": could not connect or check the lock table (" + sqlState(e) + "): " + describe(e),
                         e,

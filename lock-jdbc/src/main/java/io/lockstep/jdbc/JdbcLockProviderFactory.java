@@ -119,8 +119,9 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
         try {
             pool = new HikariDataSource(hc);
         } catch (RuntimeException e) {
-            throw new LockConfigurationException(
-                    "url: cannot build a connection pool for " + p.where + ": " + e.getMessage());
+            // Not the pool's message: it quotes the driver URL, which may hold a password.
+            throw new LockConfigurationException("url: cannot build a connection pool for " + p.where + " ("
+                    + e.getClass().getSimpleName() + "); is the driver of this database on the class path?");
         }
         JdbcLockProvider.Builder b = JdbcLockProvider.builder(pool)
                 .mode(mode)
@@ -166,8 +167,13 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
                 throw new LockConfigurationException("uri: expected jdbc:postgresql://, jdbc:mariadb://,"
                         + " jdbc:mysql:// or jdbc:h2:, got '" + LockConfig.redacted(uri) + "'");
             }
+            if (uri.getRawFragment() != null) {
+                throw new LockConfigurationException(
+                        "uri: a '#' in the lock URI; percent-encode it (%23) if it is" + " part of the password");
+            }
             int q = ssp.indexOf('?');
             String base = q < 0 ? ssp : ssp.substring(0, q);
+            requireEncodedUserInfo(base);
             String query = q < 0 ? "" : ssp.substring(q + 1);
             Map<String, String> settings = new LinkedHashMap<>();
             // user[:password]@ in the authority: taken out of the URL, handed to the driver as properties.
@@ -197,6 +203,7 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
                 }
                 int eq = pair.indexOf('=');
                 String key = LockConfig.percentDecode(eq < 0 ? pair : pair.substring(0, eq), "a query parameter");
+                requireNoMisspelling(key);
                 if (SETTINGS.contains(key)) {
                     settings.put(
                             key, eq < 0 ? "" : LockConfig.percentDecode(pair.substring(eq + 1), "a query parameter"));
@@ -209,6 +216,72 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
             Parsed parsed = new Parsed(driverUrl, describe(base));
             parsed.settings.putAll(settings);
             return parsed;
+        }
+
+        /**
+         * Refuses a key that is almost one of Lockstep's settings (another case, or one letter added,
+         * dropped, changed or two swapped): the driver would ignore it silently.
+         */
+        private static void requireNoMisspelling(String key) {
+            if (SETTINGS.contains(key)) {
+                return;
+            }
+            for (String setting : SETTINGS) {
+                if (key.equalsIgnoreCase(setting)
+                        || (setting.length() >= 4
+                                && nearlyEqual(key.toLowerCase(Locale.ROOT), setting.toLowerCase(Locale.ROOT)))) {
+                    throw new LockConfigurationException(key + ": not a setting of lock-jdbc (settings are"
+                            + " case-sensitive); did you mean " + setting + "?");
+                }
+            }
+        }
+
+        /** Whether {@code a} and {@code b} differ by one insertion, deletion, substitution or adjacent swap. */
+        static boolean nearlyEqual(String a, String b) {
+            if (a.equals(b) || Math.abs(a.length() - b.length()) > 1) {
+                return false;
+            }
+            int i = 0;
+            while (i < Math.min(a.length(), b.length()) && a.charAt(i) == b.charAt(i)) {
+                i++;
+            }
+            if (a.length() == b.length()) {
+                if (a.substring(i + 1).equals(b.substring(i + 1))) {
+                    return true; // one substitution
+                }
+                return i + 1 < a.length()
+                        && a.charAt(i) == b.charAt(i + 1)
+                        && a.charAt(i + 1) == b.charAt(i)
+                        && a.substring(i + 2).equals(b.substring(i + 2));
+            }
+            return a.length() > b.length()
+                    ? a.substring(i + 1).equals(b.substring(i))
+                    : a.substring(i).equals(b.substring(i + 1));
+        }
+
+        /**
+         * Refuses user info with a raw {@code /}, {@code ?} or {@code #}, which would cut the URI inside
+         * the password (and put part of it into messages), without echoing it.
+         */
+        private static void requireEncodedUserInfo(String base) {
+            int slashes = base.indexOf("//");
+            if (slashes < 0) {
+                return;
+            }
+            int end = base.indexOf('/', slashes + 2);
+            String authority = end < 0 ? base.substring(slashes + 2) : base.substring(slashes + 2, end);
+            boolean atAfterSlash = end >= 0 && base.indexOf('@', end) >= 0 && authority.indexOf('@') < 0;
+            boolean oddPort = false;
+            if (authority.indexOf('@') < 0 && !authority.startsWith("[")) {
+                for (String host : authority.split(",")) {
+                    int colon = host.indexOf(':');
+                    oddPort |= colon >= 0 && !host.substring(colon + 1).matches("[0-9]*");
+                }
+            }
+            if (atAfterSlash || oddPort) {
+                throw new LockConfigurationException("uri: the user info of the lock URI holds a raw '/', '?' or"
+                        + " '#'; percent-encode them in the password (%2F, %3F, %23)");
+            }
         }
 
         private static String describe(String base) {

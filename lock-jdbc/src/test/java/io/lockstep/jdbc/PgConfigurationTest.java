@@ -116,6 +116,45 @@ class PgConfigurationTest {
                 .hasMessageContaining("'0'");
     }
 
+    @Test
+    @DisplayName("a misspelt or wrongly cased setting is refused, naming the setting meant")
+    void misspeltSettingsAreRefused() {
+        assertThatThrownBy(() -> Locks.open(uri("postgres", "&table=cfg_locks&mdoe=session")))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("mdoe")
+                .hasMessageContaining("did you mean mode");
+        assertThatThrownBy(() -> Locks.open(uri("postgres", "&table=cfg_locks&createschema=true")))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("did you mean createSchema");
+        assertThatThrownBy(() -> Locks.open(uri("postgres", "&table=cfg_locks&poolsize=1")))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("did you mean poolSize");
+    }
+
+    @Test
+    @DisplayName("a reserved word as table name is refused as a configuration error naming the table")
+    void reservedWordAsTableName() {
+        assertThatThrownBy(() -> Locks.open(uri("postgres", "&table=user&createSchema=true")))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("table")
+                .hasMessageContaining("'user'")
+                .hasMessageNotContaining(SECRET);
+    }
+
+    @Test
+    @DisplayName("a password with a raw '/', '#' or '?' never shows in a message")
+    void rawCharactersInThePasswordNeverShow() {
+        int port = LocalServer.freePort();
+        for (String password : new String[] {"s3cr/tPw", "s3cr#tPw", "s3cr?tPw"}) {
+            assertThatThrownBy(() -> Locks.open(
+                            "jdbc:postgresql://app:" + password + "@127.0.0.1:" + port + "/db?callTimeout=1s"))
+                    .isInstanceOf(LockConfigurationException.class)
+                    .hasMessageContaining("percent-encode")
+                    .hasMessageNotContaining("s3cr")
+                    .hasMessageNotContaining("tPw");
+        }
+    }
+
     /** Connections of the failed provider still open, once their server processes had time to exit. */
     private static int openConnections() throws SQLException {
         long deadline = System.nanoTime() + 5_000_000_000L;
