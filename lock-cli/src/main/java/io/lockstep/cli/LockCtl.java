@@ -100,6 +100,15 @@ public final class LockCtl implements Runnable {
         cl.setErr(err);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.registerConverter(java.time.Duration.class, new DurationConverter());
+        // One line naming the option, the value and the rule, and where the usage is: not a 40-line dump.
+        cl.setParameterExceptionHandler((ex, args) -> {
+            CommandLine where = ex.getCommandLine();
+            PrintWriter w = where.getErr();
+            w.println("lockctl: " + ex.getMessage());
+            w.println("  (usage: " + where.getCommandSpec().qualifiedName() + " --help)");
+            w.flush();
+            return USAGE;
+        });
         cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
             PrintWriter w = commandLine.getErr();
             w.println("lockctl: " + message(e));

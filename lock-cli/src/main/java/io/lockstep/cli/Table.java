@@ -106,9 +106,10 @@ final class Table {
         if (windows.size() > 1) {
             out.append('\n');
             grid(out, windows);
-            out.append("recovery: from the fault's end (from its start for a frozen holder, a failover or a leader"
-                    + " fault) to the next acquisition inside the fault's window; unavailable: the longest time in"
-                    + " the window without an acquisition\n");
+            out.append(
+                    "recovery: from the fault's end (from its start for a frozen or cut-off holder, a failover or a leader"
+                            + " fault) to the next acquisition inside the fault's window; unavailable: the longest time in"
+                            + " the window without an acquisition\n");
         }
         if (report.runs() > 1) {
             out.append('\n');

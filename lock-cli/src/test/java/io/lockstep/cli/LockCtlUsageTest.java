@@ -37,6 +37,9 @@ class LockCtlUsageTest {
         Cli r = Cli.run("acquire", "x", "--uri", "redis://127.0.0.1:6379", "--hold", "30 seconds");
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
         assertThat(r.err()).contains("--hold", "'30 seconds' is not a duration");
+        // One line and a pointer to the usage, not the whole usage (finding 26).
+        assertThat(r.err().lines().count()).as(r.err()).isLessThanOrEqualTo(2);
+        assertThat(r.err()).contains("lockctl acquire --help");
     }
 
     @Test
