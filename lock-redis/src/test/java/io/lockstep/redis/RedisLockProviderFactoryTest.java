@@ -13,6 +13,7 @@ import io.lockstep.StrengthTier;
 import io.lockstep.tck.servers.RedisServer;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -163,8 +164,15 @@ class RedisLockProviderFactoryTest {
             assertThatThrownBy(() -> locks.tryAcquire("drift/short", LeaseOptions.of(Duration.ofMillis(2))))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("drift allowance");
-            assertThat(locks.tryAcquire("drift/short", LeaseOptions.of(Duration.ofMillis(3))))
-                    .isPresent();
+            // 3 ms passes the check (0.97 ms of validity). Whether it is handed out depends on the round
+            // trip: lock-api gives back a grant that arrives with less than 1 ms left rather than hand out a
+            // lease that is already over, so both outcomes are right; a refusal of the argument is not.
+            try {
+                Optional<Lease> lease = locks.tryAcquire("drift/short", LeaseOptions.of(Duration.ofMillis(3)));
+                assertThat(lease).as("a free lock").isPresent();
+            } catch (BackendUnavailableException spent) {
+                assertThat(spent).hasMessageContaining("granted with no validity left");
+            }
         }
         assertThatThrownBy(() -> Locks.open(redis.uri() + "?driftFactor=0.5"))
                 .isInstanceOf(LockConfigurationException.class)
