@@ -60,32 +60,33 @@ class RedlockWaiterTest {
     @Test
     @DisplayName("a waiter against a holder on a bare quorum (the third node missed) does not spin")
     void waiterAgainstABareQuorumDoesNotSpin() throws Exception {
-        try (RedisNodes.Client a = nodes.client(options());
+        // The holder is given seconds per node so that a busy machine cannot fail its grant outright.
+        try (RedisNodes.Client a = nodes.client(RedlockOptions.defaults().withNodeTimeout(Duration.ofSeconds(2)));
                 RedisNodes.Client w = nodes.client(options())) {
             Lease held = a.provider().tryAcquire("bare", LeaseOptions.of(LONG)).orElseThrow();
-            // The grant returns once a quorum has it; the third write may still be on its way. Only once
-            // every node has the key does deleting it on the third leave exactly a bare quorum.
-            for (int i = 0; i < nodes.size(); i++) {
-                assertThat(awaitKey(i, "bare"))
-                        .as("the grant's key on node %d", i)
-                        .isTrue();
+            // The grant returns once a quorum has it; the third write may still be on its way, or may have
+            // missed its node timeout and never land. Either way, leave exactly a bare quorum of two: if
+            // every node has the key, delete it on one; if one never got it, that one is the missed node.
+            List<Integer> holding = nodesHolding("bare");
+            assertThat(holding).as("nodes holding the grant's key").hasSizeGreaterThanOrEqualTo(2);
+            int missed = holding.size() == nodes.size() ? nodes.size() - 1 : missingFrom(holding);
+            try (Jedis node = nodes.jedis(missed)) {
+                node.del("bare"); // this node missed the grant: the holder keeps a bare quorum of two
             }
-            try (Jedis third = nodes.jedis(2)) {
-                third.del("bare"); // node 3 missed the grant: the holder keeps a bare quorum of two
-            }
-            long scriptsBefore = scripts(2);
-            long fenceBefore = fence(2, "bare");
+            long scriptsBefore = scripts(missed);
+            long fenceBefore = fence(missed, "bare");
             Duration wait = Duration.ofSeconds(3);
             Optional<Lease> got =
                     w.provider().tryAcquire("bare", LeaseOptions.of(LONG).withWaitTime(wait));
             assertThat(got).as("the lock is held all along").isEmpty();
-            long scripts = scripts(2) - scriptsBefore;
-            long fences = fence(2, "bare") - fenceBefore;
+            long scripts = scripts(missed) - scriptsBefore;
+            long fences = fence(missed, "bare") - fenceBefore;
             System.out.printf(
-                    "bare quorum, waiter for %s: %d scripts on the third node, fence +%d%n", wait, scripts, fences);
+                    "bare quorum, waiter for %s: %d scripts on the missed node %d, fence +%d%n",
+                    wait, scripts, missed, fences);
             // At the default retry delay (50–100 ms between rounds), a round is an acquire and a cleanup.
-            assertThat(scripts).as("scripts run on the third node in %s", wait).isLessThan(300);
-            assertThat(fences).as("fence counter growth on the third node").isLessThan(150);
+            assertThat(scripts).as("scripts run on the missed node in %s", wait).isLessThan(300);
+            assertThat(fences).as("fence counter growth on the missed node").isLessThan(150);
             assertThat(held.release()).isTrue();
         }
     }
@@ -158,14 +159,34 @@ class RedlockWaiterTest {
         }
     }
 
-    private static boolean awaitKey(int node, String key) throws InterruptedException {
-        try (Jedis jedis = nodes.jedis(node)) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-            while (!jedis.exists(key) && System.nanoTime() < deadline) {
-                Thread.sleep(1);
+    /** The nodes that hold {@code key}, waiting (up to 5 s) for writes still on their way to every node. */
+    private static List<Integer> nodesHolding(String key) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        List<Integer> holding = new ArrayList<>();
+        do {
+            holding.clear();
+            for (int i = 0; i < nodes.size(); i++) {
+                try (Jedis jedis = nodes.jedis(i)) {
+                    if (jedis.exists(key)) {
+                        holding.add(i);
+                    }
+                }
             }
-            return jedis.exists(key);
+            if (holding.size() == nodes.size()) {
+                break;
+            }
+            Thread.sleep(10);
+        } while (System.nanoTime() < deadline);
+        return holding;
+    }
+
+    private static int missingFrom(List<Integer> holding) {
+        for (int i = 0; i < nodes.size(); i++) {
+            if (!holding.contains(i)) {
+                return i;
+            }
         }
+        throw new IllegalArgumentException("every node holds the key: " + holding);
     }
 
     /** The scripts node {@code i} has run: EVALSHA and EVAL calls from its command statistics. */
