@@ -88,6 +88,30 @@ class PgSessionFailureTest {
     }
 
     @Test
+    @DisplayName("a database that is down is reported unreachable and transient, never as an exhausted pool")
+    void downDatabaseIsNotAnExhaustedPool() throws Exception {
+        String lease = SharedServers.pgUri(pg.host(), pg.port(), "lease", "");
+        try (LockProvider locks = Locks.open(lease)) {
+            assertThat(locks.tryAcquire("down-warm", LeaseOptions.of(Duration.ofMinutes(1))))
+                    .isPresent();
+            pg.kill();
+            try {
+                locks.tryAcquire("down", LeaseOptions.of(Duration.ofMinutes(1)));
+            } catch (RuntimeException e) {
+            }
+            assertThatThrownBy(() -> locks.tryAcquire("down", LeaseOptions.of(Duration.ofMinutes(1))))
+                    .isInstanceOfSatisfying(BackendUnavailableException.class, e -> assertThat(e.isTransient())
+                            .as("transient: %s", e.getMessage())
+                            .isTrue())
+                    .message()
+                    .doesNotContain("poolSize")
+                    .doesNotContain("session mode");
+        } finally {
+            pg.restart();
+        }
+    }
+
+    @Test
     @DisplayName("a SIGSTOPped auto-renewing holder JVM blocks others only until its lease time or session timeout")
     void frozenHolderBlocksOnlyUntilItsLeaseTimeOrSessionTimeout() {
         // The server keeps a silent holder's transaction max(session timeout, lease time), so that a
@@ -122,7 +146,8 @@ class PgSessionFailureTest {
                     .orElseThrow();
             assertThatThrownBy(() -> locks.tryAcquire("pool-b", LeaseOptions.of(Duration.ofMinutes(1))))
                     .isInstanceOf(BackendUnavailableException.class)
-                    .hasMessageContaining("pool exhausted")
+                    .hasMessageContaining("every pooled connection in use")
+                    .hasMessageContaining("session mode holds one connection per held lock")
                     .hasMessageContaining("poolSize");
             first.release();
             assertThat(locks.tryAcquire("pool-b", LeaseOptions.of(Duration.ofMinutes(1))))

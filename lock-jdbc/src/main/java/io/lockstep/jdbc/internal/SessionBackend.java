@@ -42,6 +42,11 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
     /** How soon a waiter looks again when the row is locked: the holder's time left is not known. */
     private static final Duration BUSY_RETRY = Duration.ofMillis(200);
 
+    @Override
+    protected String busyPoolAdvice() {
+        return "session mode holds one connection per held lock: raise poolSize or use mode=lease";
+    }
+
     /** A held row lock: the transaction's connection, its database session and the loss signal. */
     public static final class Handle {
         final String name;

@@ -185,15 +185,43 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
         String state = sql == null ? "no SQL state" : String.valueOf(sql.getSQLState());
         String message = sql == null ? String.valueOf(e.getMessage()) : sql.getMessage();
         if (message != null && message.contains("Connection is not available")) {
-            return new BackendUnavailableException(
-                    where + ": " + operation + " found the connection pool exhausted (" + message
-                            + "); session mode holds one connection per held lock: raise poolSize or use mode=lease",
-                    e,
-                    false);
+            return poolTimedOut(operation, message, sql, e);
         }
         boolean transientFailure = sql == null || dialect.isTransient(sql);
         return new BackendUnavailableException(
                 where + ": " + operation + " failed (" + state + "): " + message, e, transientFailure);
+    }
+
+    /**
+     * Hikari's "Connection is not available" (finding 12 of the 2026-11-26 review) covers three states that
+     * need three answers: a pool that could not open any connection, or whose last attempt failed, means the
+     * database is unreachable (transient); a pool whose connections are all lent out is busy (transient: the
+     * caller's wait time may outlast it) and only in session mode held by locks, which is worth naming.
+     */
+    private BackendUnavailableException poolTimedOut(
+            String operation, String message, @Nullable SQLException sql, Throwable e) {
+        SQLException connectFailure = sql == null ? null : sql.getNextException();
+        if (connectFailure == null && sql != null && sql.getCause() instanceof SQLException cause) {
+            connectFailure = cause;
+        }
+        if (connectFailure != null || message.contains("total=0")) {
+            String reason = connectFailure == null ? message : String.valueOf(connectFailure.getMessage());
+            return new BackendUnavailableException(
+                    where + ": " + operation + " could not get a connection: the database did not answer (" + reason
+                            + ")",
+                    e,
+                    true);
+        }
+        return new BackendUnavailableException(
+                where + ": " + operation + " found every pooled connection in use (" + message + "); "
+                        + busyPoolAdvice(),
+                e,
+                true);
+    }
+
+    /** What to change when every pooled connection is in use; session mode says its locks hold them. */
+    protected String busyPoolAdvice() {
+        return "raise poolSize if this lasts";
     }
 
     protected static @Nullable SQLException sqlCause(Throwable e) {
