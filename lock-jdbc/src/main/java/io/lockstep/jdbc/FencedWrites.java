@@ -32,7 +32,7 @@ import java.util.Objects;
  * <p>{@link #admit} locks the resource's fence row until the transaction ends, so concurrent writers of
  * one resource are serialized and the check and the update commit together (or roll back together).
  * Fences are compared, never trusted to authorize anything. Immutable and thread-safe; works on
- * PostgreSQL, MariaDB/MySQL and H2 (the DDL is {@link #ddl}).
+ * PostgreSQL, MariaDB and H2 (the DDL is {@link #ddl}; MySQL is not supported: see the README).
  */
 public final class FencedWrites {
 

@@ -397,8 +397,16 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
         return java.util.List.of(
                 kind("postgresql lease", "jdbc:postgresql://host/db (mode=lease, the default)", false, true),
                 kind("postgresql session", "jdbc:postgresql://host/db?mode=session", true, true),
-                kind("mariadb lease", "jdbc:mariadb://host/db, jdbc:mysql://, jdbc:h2: (mode=lease)", false, false),
-                kind("mariadb session", "jdbc:mariadb://host/db?mode=session, jdbc:mysql://, jdbc:h2:", true, false),
+                kind(
+                        "mariadb lease",
+                        "jdbc:mariadb://host/db, jdbc:mysql:// to a MariaDB server, jdbc:h2: (mode=lease)",
+                        false,
+                        false),
+                kind(
+                        "mariadb session",
+                        "jdbc:mariadb://host/db?mode=session, jdbc:mysql:// to a MariaDB server, jdbc:h2:",
+                        true,
+                        false),
                 kind(
                         "postgresql lease notifications=false",
                         "jdbc:postgresql://host/db?notifications=false",
