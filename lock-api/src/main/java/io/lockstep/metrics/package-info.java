@@ -1,4 +1,7 @@
-/** Counting lock events: {@link io.lockstep.metrics.LockMetrics} and its Micrometer binding. */
+/**
+ * Counting and observing lock events: {@link io.lockstep.metrics.LockMetrics} and its Micrometer binding,
+ * and {@link io.lockstep.metrics.ObservedLockProvider} for Micrometer observations (traces).
+ */
 @NullMarked
 package io.lockstep.metrics;
 
