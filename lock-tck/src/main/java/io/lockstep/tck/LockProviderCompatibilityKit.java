@@ -2,6 +2,7 @@ package io.lockstep.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.lockstep.BackendUnavailableException;
@@ -1950,7 +1951,17 @@ public abstract class LockProviderCompatibilityKit {
             // Release when the lease has between a quarter and one and a half round trips left (or, with no
             // latency, a fraction of a millisecond): the owner check lands just before the backend's expiry.
             long leftNanos = oneWay.isZero() ? 200_000L * (round % 3) : oneWay.toNanos() * (1 + round % 3) / 2;
+            // Bounded: a provider whose remaining() never counts down must fail here, not hang the build.
+            Duration patience = ttl.plus(margin());
+            long giveUp = System.nanoTime() + patience.toNanos();
             while (lease.remaining().toNanos() > leftNanos && lease.isValid()) {
+                if (System.nanoTime() - giveUp > 0) {
+                    stop.set(true);
+                    fail(
+                            "a lease of %s still reports remaining() = %s and isValid() = true %s after it was"
+                                    + " granted: remaining() must count down to zero as the lease runs out",
+                            ttl, lease.remaining(), patience);
+                }
                 LockSupport.parkNanos(100_000);
             }
             holder.invoke(Op.RELEASE, name);

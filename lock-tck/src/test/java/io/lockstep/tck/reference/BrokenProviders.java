@@ -104,7 +104,12 @@ final class BrokenProviders {
         /** Owner tokens are two {@code nextLong()}s of a {@link java.util.Random}: they look random. */
         JAVA_UTIL_RANDOM_TOKENS,
         /** release() of one lease also frees every other lock the same client holds. */
-        RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT
+        RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT,
+        /**
+         * remaining() always answers the time first granted and isValid() is "remaining() is positive": the
+         * lease never counts down (issue 23: a kit loop waited on it for ever).
+         */
+        REMAINING_IGNORES_EXPIRY
     }
 
     private BrokenProviders() {}
@@ -152,7 +157,8 @@ final class BrokenProviders {
                     RENEWAL_GIVES_UP_AFTER_ONE_ERROR,
                     RENEWS_TOO_LATE,
                     PREDICTABLE_TOKENS,
-                    JAVA_UTIL_RANDOM_TOKENS -> new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
+                    JAVA_UTIL_RANDOM_TOKENS,
+                    REMAINING_IGNORES_EXPIRY -> new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
         };
     }
 
@@ -436,6 +442,7 @@ final class BrokenProviders {
         private final Thread acquiredOn = Thread.currentThread();
         private final CompletableFuture<LossReason> own = new CompletableFuture<>();
         private final long ownDeadline;
+        private final Duration granted;
         private final String token;
         private volatile boolean forgotten;
         private volatile boolean releasedByUser;
@@ -444,7 +451,8 @@ final class BrokenProviders {
             this.mutation = mutation;
             this.delegate = delegate;
             this.live = live;
-            this.ownDeadline = System.nanoTime() + delegate.remaining().toNanos();
+            this.granted = delegate.remaining();
+            this.ownDeadline = System.nanoTime() + granted.toNanos();
             this.token = switch (mutation) {
                 case PREDICTABLE_TOKENS -> String.format("%032x", BrokenProvider.COUNTER.incrementAndGet());
                 case JAVA_UTIL_RANDOM_TOKENS -> randomTokens();
@@ -515,6 +523,9 @@ final class BrokenProviders {
 
         @Override
         public Duration remaining() {
+            if (mutation == Mutation.REMAINING_IGNORES_EXPIRY) {
+                return releasedByUser ? Duration.ZERO : granted;
+            }
             if (ownView()) {
                 return isValid() ? Duration.ofNanos(ownDeadline - System.nanoTime()) : Duration.ZERO;
             }
@@ -523,6 +534,9 @@ final class BrokenProviders {
 
         @Override
         public boolean isValid() {
+            if (mutation == Mutation.REMAINING_IGNORES_EXPIRY) {
+                return !remaining().isZero() && !remaining().isNegative();
+            }
             if (ownView()) {
                 return !forgotten && !releasedByUser && ownDeadline - System.nanoTime() > 0;
             }

@@ -108,6 +108,13 @@ class KitMutationTest {
                         "closedProviderRefusesAcquires",
                         "Closing the provider"),
                 Arguments.of(MutantKits.TwoStepRelease.class, "Ownership", "releaseRacingExpiryIsAtomic", "Ownership"),
+                // The test waits on remaining(): it must fail this provider with a message, not wait for ever.
+                Arguments.of(
+                        MutantKits.RemainingIgnoresExpiry.class,
+                        "Ownership",
+                        "releaseRacingExpiryIsAtomic",
+                        "Ownership"),
+                Arguments.of(MutantKits.RemainingIgnoresExpiry.class, "Expiry", "", "Expiry"),
                 Arguments.of(
                         MutantKits.PredictableTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),
                 Arguments.of(

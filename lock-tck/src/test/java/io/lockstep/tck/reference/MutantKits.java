@@ -56,6 +56,12 @@ final class MutantKits {
         }
     }
 
+    static final class RemainingIgnoresExpiry extends MutantKit {
+        RemainingIgnoresExpiry() {
+            super(Mutation.REMAINING_IGNORES_EXPIRY);
+        }
+    }
+
     static final class NoExpiry extends MutantKit {
         NoExpiry() {
             super(Mutation.NO_EXPIRY);
