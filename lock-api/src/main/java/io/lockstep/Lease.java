@@ -70,12 +70,16 @@ public interface Lease extends AutoCloseable {
      * expired, the validity ran out, or it was released. Completes at most once and never
      * exceptionally; the lock is never silently re-acquired after it completes.
      *
-     * <p>For leases of providers built on {@link io.lockstep.spi.BackendLockProvider}, the stage
-     * completes on the runtime's {@link LockRuntime#callbackExecutor() callback executor}, so stages
-     * attached before the lease ends run there, never on Lockstep's scheduler or renewal threads, and
-     * never on the thread that ended the lease (after {@link #release()} it completes shortly after,
-     * not necessarily before {@code release()} returns). Callbacks should not block: one that does
-     * delays other leases' callbacks, though never a renewal or an expiry check.
+     * <p>Every provider, however it is built, completes this stage off its own timing threads: stages
+     * attached before the lease ends never run on a thread that renews leases, checks expiry or reads
+     * the backend, so a callback that blocks cannot stop another lease from being renewed (the kit's
+     * {@code Renewal} group fails a provider that breaks this). Providers built on {@link
+     * io.lockstep.spi.BackendLockProvider} get this for free: the stage completes on the runtime's
+     * {@link LockRuntime#callbackExecutor() callback executor}, never on the thread that ended the lease
+     * (after {@link #release()} it completes shortly after, not necessarily before {@code release()}
+     * returns). A hand-written provider must hand the completion to an executor of its own. Callbacks
+     * should not block: one that does delays other leases' callbacks, though never a renewal or an
+     * expiry check.
      */
     CompletionStage<LossReason> lost();
 }
