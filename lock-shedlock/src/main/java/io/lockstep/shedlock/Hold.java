@@ -50,14 +50,22 @@ final class Hold {
                     + LeaseOptions.MIN_LEASE_TIME + ", was " + lockAtMostFor);
         }
         if (!plan.keepAlive()) {
-            return lease.extend(lockAtMostFor);
+            return extendLease(lockAtMostFor);
         }
         Duration leaseTime = lockAtMostFor.compareTo(plan.leaseTime()) < 0 ? lockAtMostFor : plan.leaseTime();
-        if (!lease.extend(leaseTime)) {
+        if (!extendLease(leaseTime)) {
             return false;
         }
         releaseAt(startedAt + lockAtMostFor.toNanos());
         return true;
+    }
+
+    private boolean extendLease(Duration leaseTime) {
+        try {
+            return lease.extend(leaseTime);
+        } catch (IllegalStateException e) {
+            return false; // released at its lockAtMostFor cap (keep-alive mode), or by closing the provider
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.lockstep.shedlock;
 
 import io.lockstep.Lease;
+import io.lockstep.LossReason;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Iterator;
@@ -21,8 +22,9 @@ import java.util.OptionalLong;
  * }</pre>
  *
  * <p>The lease is bound to the thread that took the lock (ShedLock runs the task there) from the moment
- * {@code lock} returns it until it is unlocked; nested locks stack, the innermost one wins. Other threads
- * see nothing: hand the lease to them explicitly.
+ * {@code lock} returns it until it is unlocked; nested locks stack, the innermost one wins. A lease that was
+ * lost stays visible (so the task can see {@link Lease#isValid()} turn false); one released, by unlocking or
+ * by closing the Lockstep provider, does not. Other threads see nothing: hand the lease to them explicitly.
  */
 public final class LockstepShedLock {
 
@@ -40,10 +42,10 @@ public final class LockstepShedLock {
         Deque<LockstepSimpleLock> held = HELD.get();
         for (Iterator<LockstepSimpleLock> it = held.iterator(); it.hasNext(); ) {
             LockstepSimpleLock lock = it.next();
-            if (lock.isActive()) {
+            if (lock.isActive() && !released(lock.lease())) {
                 return Optional.of(lock.lease());
             }
-            it.remove(); // unlocked or extended on another thread
+            it.remove(); // unlocked or extended on another thread, or its provider was closed
         }
         return Optional.empty();
     }
@@ -51,6 +53,10 @@ public final class LockstepShedLock {
     /** The fencing token of {@link #currentLease()}; empty if there is none or the backend has no fencing. */
     public static OptionalLong currentFencingToken() {
         return currentLease().map(Lease::fencingToken).orElse(OptionalLong.empty());
+    }
+
+    private static boolean released(Lease lease) {
+        return lease.lost().toCompletableFuture().getNow(null) == LossReason.RELEASED;
     }
 
     static void bind(LockstepSimpleLock lock) {
