@@ -2,6 +2,7 @@ package io.lockstep.spring.integration;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
 import io.lockstep.LockException;
 import io.lockstep.LockProvider;
 import io.lockstep.LossReason;
@@ -122,18 +123,17 @@ public final class LockstepLock implements DistributedLock {
 
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-        return tryLock(Duration.ofNanos(unit.toNanos(Math.max(0, time))), options.leaseTime());
+        return tryLock(Duration.of(Math.max(0, time), unit.toChronoUnit()), options.leaseTime());
     }
 
     /** Like {@link #tryLock(long, TimeUnit)}, with a lease of {@code ttl}. */
     @Override
     public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
-        long wait = waitTime.isNegative() ? 0 : waitTime.toNanos();
-        long deadline = System.nanoTime() + wait;
-        if (deadline - System.nanoTime() > Long.MAX_VALUE / 2) {
-            deadline = Long.MAX_VALUE;
+        if (waitTime.compareTo(LeaseOptions.MAX_DURATION) >= 0) {
+            return acquire(Long.MAX_VALUE, ttl, true);
         }
-        return acquire(deadline, ttl, true);
+        long wait = waitTime.isNegative() ? 0 : waitTime.toNanos();
+        return acquire(System.nanoTime() + wait, ttl, true);
     }
 
     /**
@@ -151,7 +151,7 @@ public final class LockstepLock implements DistributedLock {
                 lostHolder = null;
                 throw lost(null);
             }
-            throw new IllegalMonitorStateException("The current thread does not hold lock '" + name + "'");
+            throw new IllegalMonitorStateException("The current thread does not own lock '" + name + "'");
         }
         if (local.getHoldCount() > 1) {
             local.unlock();
@@ -160,7 +160,10 @@ public final class LockstepLock implements DistributedLock {
         Lease held = lease;
         lease = null;
         try {
-            if (held == null || !release(held)) {
+            // A lease whose validity ran out is lost even if the backend still had its key: the hold was not
+            // exclusive for its whole length. It is released all the same, so another holder need not wait.
+            boolean heldToTheEnd = held != null && held.isValid();
+            if (held == null || !release(held) || !heldToTheEnd) {
                 throw lost(held);
             }
         } finally {
@@ -186,7 +189,7 @@ public final class LockstepLock implements DistributedLock {
     void renew(Duration ttl) {
         Lease held = lease;
         if (!local.isHeldByCurrentThread() || held == null) {
-            throw new IllegalStateException("Could not renew mutex at '" + name + "': not held by this thread");
+            throw new IllegalMonitorStateException("The current thread does not own lock '" + name + "'");
         }
         if (!held.extend(ttl)) {
             throw new IllegalStateException(
@@ -295,10 +298,11 @@ public final class LockstepLock implements DistributedLock {
     }
 
     private ConcurrentModificationException lost(@Nullable Lease held) {
-        String reason = held == null ? "ended by an earlier lock attempt" : reasonOf(held);
-        return new ConcurrentModificationException("Lock '" + name + "' was lost before unlock (" + reason
-                + "): it was released in the store due to expiration. The integrity of data protected by this"
-                + " lock may have been compromised.");
+        String reason = held == null ? "found lost by an earlier lock attempt" : reasonOf(held);
+        // Spring's registries' message first, so code and alerts that match it keep working.
+        return new ConcurrentModificationException("Lock was released in the store due to expiration. The"
+                + " integrity of data protected by this lock may have been compromised. Lockstep lock '" + name
+                + "' was lost before unlock: " + reason);
     }
 
     private static String reasonOf(Lease held) {

@@ -70,7 +70,8 @@ public final class LockstepLockRegistry
     /**
      * Extends the lease of {@code lockKey}, held by the current thread, to the registry's lease time from now.
      *
-     * @throws IllegalStateException if the current thread does not hold it or its lease was lost
+     * @throws IllegalMonitorStateException if the current thread does not hold it
+     * @throws IllegalStateException if its lease was lost
      */
     @Override
     public void renewLock(Object lockKey) {
@@ -80,14 +81,15 @@ public final class LockstepLockRegistry
     /**
      * Extends the lease of {@code lockKey}, held by the current thread, to {@code ttl} from now.
      *
-     * @throws IllegalStateException if the current thread does not hold it or its lease was lost
+     * @throws IllegalMonitorStateException if the current thread does not hold it
+     * @throws IllegalStateException if its lease was lost
      */
     @Override
     public void renewLock(Object lockKey, Duration ttl) {
         String name = requireName(lockKey);
         LockstepLock lock = locks.get(name);
         if (lock == null) {
-            throw new IllegalStateException("Could not renew mutex at '" + name + "': not held by this registry");
+            throw new IllegalMonitorStateException("The current thread does not own lock '" + name + "'");
         }
         lock.renew(ttl);
     }
