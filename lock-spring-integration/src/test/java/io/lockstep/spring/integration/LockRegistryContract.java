@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -354,6 +355,84 @@ abstract class LockRegistryContract {
         assertThat(lock.lease().orElseThrow().fencingToken().orElseThrow())
                 .isGreaterThan(lease.fencingToken().orElseThrow());
         lock.unlock();
+    }
+
+    @Test
+    @DisplayName("lockInterruptibly waiting for another process stops when interrupted, holding nothing")
+    void lockInterruptiblyStopsWhenInterrupted() throws Exception {
+        LockstepLock held = other.obtain(key);
+        held.lock();
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            LockstepLock lock = registry.obtain(key);
+            started.countDown();
+            try {
+                lock.lockInterruptibly();
+                outcome.set("locked");
+                lock.unlock();
+            } catch (InterruptedException e) {
+                outcome.set(lock.lease().isPresent() ? "interrupted, still holding" : e);
+            }
+        });
+        waiter.start();
+        try {
+            assertThat(started.await(10, SECONDS)).isTrue();
+            Thread.sleep(200); // let it reach the backend's wait; the outcome must be the same either way
+            waiter.interrupt();
+            waiter.join(TIMING.millis(10_000).toMillis());
+            assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+        } finally {
+            held.unlock();
+        }
+        LockstepLock lock = registry.obtain(key);
+        assertThat(lock.tryLock(TIMING.millis(10_000).toMillis(), MILLISECONDS))
+                .as("the interrupted waiter left nothing held")
+                .isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    @DisplayName("lock() ignores interrupts: it gets the lock once it is freed, and keeps the interrupt status")
+    void lockIgnoresInterrupts() throws Exception {
+        LockstepLock held = other.obtain(key);
+        held.lock();
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicReference<Boolean> interruptedAfterLock = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            LockstepLock lock = registry.obtain(key);
+            started.countDown();
+            lock.lock();
+            interruptedAfterLock.set(Thread.interrupted());
+            lock.unlock();
+        });
+        waiter.start();
+        try {
+            assertThat(started.await(10, SECONDS)).isTrue();
+            waiter.interrupt();
+            Thread.sleep(200);
+            assertThat(waiter.isAlive())
+                    .as("lock() returned while another process held the lock")
+                    .isTrue();
+        } finally {
+            held.unlock();
+        }
+        waiter.join(TIMING.millis(20_000).toMillis());
+        assertThat(interruptedAfterLock.get())
+                .as("the interrupt status after lock()")
+                .isTrue();
+    }
+
+    @Test
+    @DisplayName("closing the provider ends every hold: the holder's unlock throws")
+    void closingTheProviderEndsTheHold() {
+        LockProvider own = backend().newProvider();
+        LockstepLock lock = new LockstepLockRegistry(
+                        own, LockstepLockRegistryOptions.defaults().withLeaseTime(LEASE))
+                .obtain(key);
+        lock.lock();
+        own.close();
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
     }
 
     @Test
