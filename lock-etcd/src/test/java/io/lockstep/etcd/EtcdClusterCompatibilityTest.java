@@ -46,7 +46,7 @@ class EtcdClusterCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected LockProvider newProvider() {
-        return Locks.open("etcd://" + faults.proxiedAddresses() + "?timeout=500ms");
+        return Locks.open("etcd://" + faults.proxiedAddresses() + "?timeout=2s");
     }
 
     /** As on one member: a dead holder's lock frees at its session's TTL plus etcd's expiry check. */
@@ -62,7 +62,7 @@ class EtcdClusterCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected Optional<String> childJvmUri() {
-        return Optional.of(cluster.uri() + "?timeout=500ms");
+        return Optional.of(cluster.uri() + "?timeout=2s");
     }
 
     static String endpointsOf(List<EtcdServer> members) {

@@ -44,12 +44,12 @@ class EtcdCompatibilityTest extends LockProviderCompatibilityKit {
     @Override
     protected LockProvider newProvider() {
         // Through the proxy, so the kit can partition clients from the server.
-        return Locks.open("etcd://" + proxy.host() + ":" + proxy.port() + "?timeout=500ms");
+        return Locks.open("etcd://" + proxy.host() + ":" + proxy.port() + "?timeout=2s");
     }
 
     @Override
     protected Optional<LockProvider> newUnreachableProvider() {
-        return Optional.of(Locks.open("etcd://127.0.0.1:" + LocalServer.freePort() + "?timeout=500ms"));
+        return Optional.of(Locks.open("etcd://127.0.0.1:" + LocalServer.freePort() + "?timeout=2s"));
     }
 
     /**
@@ -68,6 +68,6 @@ class EtcdCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected Optional<String> childJvmUri() {
-        return Optional.of(etcd.uri() + "?timeout=500ms");
+        return Optional.of(etcd.uri() + "?timeout=2s");
     }
 }

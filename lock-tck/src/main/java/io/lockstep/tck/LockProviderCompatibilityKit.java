@@ -50,6 +50,7 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -74,7 +75,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * <p>Groups of tests check one promise each. Groups for capabilities the provider does not claim in
  * {@link ProviderInfo#capabilities()} are skipped by assumption; a claim that is false fails. Every
  * test uses lock names of its own, so the kit can run against a shared (staging) backend. Waits scale
- * with {@code -Dlockstep.tck.timing=N} ({@link Timing}).
+ * with {@code -Dlockstep.tck.timing=N} ({@link Timing}); {@code -Dlockstep.tck.groups=Expiry,Renewal} runs only
+ * the groups named (class or display names), faults included.
  *
  * <p>Kit classes that run at the same time in one JVM (JUnit's parallel execution) should not share a
  * callback executor: one test blocks every thread of the provider's {@link
@@ -82,6 +84,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code lost()} stages of the other class's leases past the kit's waits. Give each class a runtime of
  * its own ({@code LockConfig.withRuntime}), as lock-jdbc's tests do.
  */
+@ExtendWith(KitGroups.class)
 public abstract class LockProviderCompatibilityKit {
 
     /** Builds a new provider: a separate client (connection) to the backend under test, each call. */
@@ -459,6 +462,37 @@ public abstract class LockProviderCompatibilityKit {
 
         @Test
         @DisplayName(
+                "a lease of a non-whole number of seconds keeps the lock for all of its validity (no rounding down)")
+        void fractionalLeaseKeepsTheLockWhileValid() {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            String name = lockName("fractional");
+            // 1.5 s: a backend that rounds the server-side time down to whole seconds frees it at 1 s.
+            Duration ttl = timing.millis(1500);
+            Lease lease = mustAcquire(provider, name, lease(ttl));
+            LockProvider other = anotherClient();
+            long start = System.nanoTime();
+            Duration patience = ttl.plus(margin()).multipliedBy(2);
+            while (lease.isValid()) {
+                Optional<Lease> taken = other.tryAcquire(name, lease(longLease()));
+                if (taken.isPresent()) {
+                    // The grant came before its reply: if the holder is still valid now, both held at once.
+                    assertThat(lease.isValid())
+                            .as(
+                                    "holder valid (%s left) when another client was granted the lock %d ms into a %s lease",
+                                    lease.remaining(), (System.nanoTime() - start) / 1_000_000, ttl)
+                            .isFalse();
+                    taken.get().release();
+                    break;
+                }
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .as("time a lease of %s stayed valid: remaining() must count down to zero", ttl)
+                        .isLessThan(patience);
+                pause(timing.millis(50));
+            }
+        }
+
+        @Test
+        @DisplayName(
                 "under slow replies, validity counts from when the acquire or extend was sent, not from when its reply came")
         void validityCountsFromTheRequest() {
             assumeCapability(Capability.LEASE_EXPIRY);
@@ -490,26 +524,41 @@ public abstract class LockProviderCompatibilityKit {
     @DisplayName("Renewal")
     class Renewal {
         @Test
-        @DisplayName("automatic renewal keeps the lock for many lease times")
+        @DisplayName("automatic renewal keeps every lock of the provider for many lease times, renewed together")
         void autoRenewalKeepsTheLock() {
             assumeCapability(Capability.LEASE_EXPIRY);
-            String name = lockName("renewed");
             Duration ttl = renewedLease();
-            Lease lease = mustAcquire(provider, name, lease(ttl).withAutoRenew());
+            // Several leases on one provider: renewals due together go to the backend as one batch
+            // (LockBackend.extendAll), and every lease of the batch must be kept, not only the first.
+            List<String> names = new ArrayList<>();
+            List<Lease> leases = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                String name = lockName("renewed-" + i);
+                names.add(name);
+                leases.add(mustAcquire(provider, name, lease(ttl).withAutoRenew()));
+            }
             LockProvider other = anotherClient();
             long start = System.nanoTime();
             int probes = 0;
             while (System.nanoTime() - start < ttl.multipliedBy(4).toNanos()) {
-                assertThat(other.tryAcquire(name, lease(longLease())))
-                        .as("lock taken by another client after %d ms", (System.nanoTime() - start) / 1_000_000)
-                        .isEmpty();
+                for (int i = 0; i < names.size(); i++) {
+                    assertThat(other.tryAcquire(names.get(i), lease(longLease())))
+                            .as(
+                                    "lock %d of %d taken by another client after %d ms",
+                                    i + 1, names.size(), (System.nanoTime() - start) / 1_000_000)
+                            .isEmpty();
+                }
                 probes++;
                 pause(ttl.dividedBy(6));
             }
             assertThat(probes).isGreaterThan(5);
-            assertThat(lease.isValid()).isTrue();
-            assertThat(lease.lost().toCompletableFuture()).isNotDone();
-            assertThat(lease.release()).isTrue();
+            for (Lease lease : leases) {
+                assertThat(lease.isValid()).as("%s valid", lease.name()).isTrue();
+                assertThat(lease.lost().toCompletableFuture())
+                        .as("%s lost()", lease.name())
+                        .isNotDone();
+                assertThat(lease.release()).as("%s released", lease.name()).isTrue();
+            }
         }
 
         @Test

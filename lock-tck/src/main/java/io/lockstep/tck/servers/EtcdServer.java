@@ -17,7 +17,10 @@ import org.jspecify.annotations.Nullable;
  * {@code etcd-server}; alone ({@link #start()}) or as a member of an {@link EtcdCluster}. Its data
  * directory survives {@link #kill()} and {@link #restart()}, as a real member's disk does. Heartbeat
  * 100 ms and election timeout 600 ms, so its smallest lease TTL is 1 s (1.5 × the election timeout,
- * rounded up) and a lost leader is replaced within about a second.
+ * rounded up) and a lost leader is replaced within about a second. The data directory is in memory
+ * ({@code /dev/shm}, where it exists) and removed when the JVM exits: it survives the process being killed,
+ * which is all the tests need, and no write waits for a disk that a busy machine's other I/O has made slow
+ * (an etcd lease grant once took over half a second there, failing a kit call with a 500 ms deadline).
  *
  * <pre>{@code
  * try (EtcdServer etcd = EtcdServer.start()) {
@@ -36,6 +39,7 @@ public final class EtcdServer extends LocalServer {
     private final @Nullable Path tlsCert;
     private final @Nullable Path tlsKey;
     private volatile String initialCluster;
+    private @Nullable Path dataDir;
 
     EtcdServer(String memberName, int peerPort, List<String> extraArgs) {
         this(memberName, peerPort, extraArgs, null, null);
@@ -112,6 +116,14 @@ public final class EtcdServer extends LocalServer {
         return member == null || leader == null ? Optional.empty() : Optional.of(new String[] {member, leader});
     }
 
+    /** Where this member keeps its data, the same across restarts: in memory if it can be, else in {@code workDir}. */
+    private synchronized Path dataDir(Path workDir) {
+        if (dataDir == null) {
+            dataDir = InMemoryDirs.create("lockstep-etcd-" + memberName + "-").orElse(workDir.resolve("data"));
+        }
+        return dataDir;
+    }
+
     @Override
     protected List<String> command(String executable, int port, Path workDir) {
         String client = (tlsCert == null ? "http://" : "https://") + host() + ":" + port;
@@ -120,7 +132,7 @@ public final class EtcdServer extends LocalServer {
                 "--name",
                 memberName,
                 "--data-dir",
-                workDir.resolve("data").toString(),
+                dataDir(workDir).toString(),
                 "--listen-client-urls",
                 client,
                 "--advertise-client-urls",

@@ -11,12 +11,14 @@ import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.BackendLockProvider;
+import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
 import java.nio.charset.StandardCharsets;
 import java.text.Normalizer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -109,7 +111,11 @@ final class BrokenProviders {
          * remaining() always answers the time first granted and isValid() is "remaining() is positive": the
          * lease never counts down (issue 23: a kit loop waited on it for ever).
          */
-        REMAINING_IGNORES_EXPIRY
+        REMAINING_IGNORES_EXPIRY,
+        /** Renewals are batched, and a batch extends only its first lease while reporting all extended. */
+        EXTEND_ALL_FIRST_ONLY,
+        /** The backend keeps a lock only for the whole seconds of its lease time (1.5 s is kept 1 s). */
+        LEASE_ROUNDED_DOWN_TO_SECONDS
     }
 
     private BrokenProviders() {}
@@ -140,7 +146,9 @@ final class BrokenProviders {
                     ABANDON_NOTHING,
                     RETRY_NOT_IDEMPOTENT,
                     VALIDITY_FROM_REPLY,
-                    RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT ->
+                    RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT,
+                    EXTEND_ALL_FIRST_ONLY,
+                    LEASE_ROUNDED_DOWN_TO_SECONDS ->
                 new BackendLockProvider<>(new BrokenBackend(mutation, new InMemoryLockBackend(store)), runtime);
             case FAIL_OPEN_WHEN_DOWN,
                     LOST_NEVER_COMPLETES,
@@ -201,8 +209,8 @@ final class BrokenProviders {
                 return Attempt.busy(Duration.ofSeconds(1)); // "someone" holds it: ourselves
             }
             long sent = System.nanoTime();
-            Attempt<InMemoryLockBackend.Handle> attempt = delegate.tryLock(
-                    key(mutation, name), ownerToken, mutation == Mutation.NO_EXPIRY ? FOREVER : leaseTime);
+            Attempt<InMemoryLockBackend.Handle> attempt =
+                    delegate.tryLock(key(mutation, name), ownerToken, kept(leaseTime));
             if (!attempt.isGranted()) {
                 return attempt;
             }
@@ -216,8 +224,40 @@ final class BrokenProviders {
                 case VALIDITY_FROM_REPLY ->
                     Attempt.granted(Grant.of(
                             grant.handle(), grant.fencingToken(), leaseTime.plusNanos(System.nanoTime() - sent)));
+                case LEASE_ROUNDED_DOWN_TO_SECONDS ->
+                    Attempt.granted(Grant.of(grant.handle(), grant.fencingToken(), leaseTime));
                 default -> attempt;
             };
+        }
+
+        /** How long the broken backend keeps a lock asked for {@code leaseTime}. */
+        private Duration kept(Duration leaseTime) {
+            return switch (mutation) {
+                case NO_EXPIRY -> FOREVER;
+                case LEASE_ROUNDED_DOWN_TO_SECONDS ->
+                    leaseTime.compareTo(Duration.ofSeconds(1)) < 0
+                            ? leaseTime
+                            : Duration.ofSeconds(leaseTime.getSeconds());
+                default -> leaseTime;
+            };
+        }
+
+        @Override
+        public int maxRenewalBatch() {
+            return mutation == Mutation.EXTEND_ALL_FIRST_ONLY ? 16 : delegate.maxRenewalBatch();
+        }
+
+        @Override
+        public List<Optional<Duration>> extendAll(List<Extension<InMemoryLockBackend.Handle>> extensions) {
+            if (mutation != Mutation.EXTEND_ALL_FIRST_ONLY || extensions.isEmpty()) {
+                return LockBackend.super.extendAll(extensions);
+            }
+            List<Optional<Duration>> results = new ArrayList<>();
+            results.add(extend(extensions.get(0).handle(), extensions.get(0).leaseTime()));
+            for (int i = 1; i < extensions.size(); i++) {
+                results.add(Optional.of(extensions.get(i).leaseTime()));
+            }
+            return results;
         }
 
         @Override
@@ -226,7 +266,10 @@ final class BrokenProviders {
                 return delegate.extend(handle, FOREVER).map(d -> leaseTime);
             }
             long sent = System.nanoTime();
-            Optional<Duration> extended = delegate.extend(handle, leaseTime);
+            Optional<Duration> extended = delegate.extend(handle, kept(leaseTime));
+            if (mutation == Mutation.LEASE_ROUNDED_DOWN_TO_SECONDS) {
+                return extended.map(d -> leaseTime);
+            }
             if (mutation == Mutation.VALIDITY_FROM_REPLY) {
                 return extended.map(d -> d.plusNanos(System.nanoTime() - sent));
             }

@@ -115,6 +115,12 @@ class KitMutationTest {
                         "releaseRacingExpiryIsAtomic",
                         "Ownership"),
                 Arguments.of(MutantKits.RemainingIgnoresExpiry.class, "Expiry", "", "Expiry"),
+                Arguments.of(MutantKits.ExtendAllFirstOnly.class, "Renewal", "autoRenewalKeepsTheLock", "Renewal"),
+                Arguments.of(
+                        MutantKits.LeaseRoundedDownToSeconds.class,
+                        "Expiry",
+                        "fractionalLeaseKeepsTheLockWhileValid",
+                        "Expiry"),
                 Arguments.of(
                         MutantKits.PredictableTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),
                 Arguments.of(

@@ -62,6 +62,18 @@ final class MutantKits {
         }
     }
 
+    static final class ExtendAllFirstOnly extends MutantKit {
+        ExtendAllFirstOnly() {
+            super(Mutation.EXTEND_ALL_FIRST_ONLY);
+        }
+    }
+
+    static final class LeaseRoundedDownToSeconds extends MutantKit {
+        LeaseRoundedDownToSeconds() {
+            super(Mutation.LEASE_ROUNDED_DOWN_TO_SECONDS);
+        }
+    }
+
     static final class NoExpiry extends MutantKit {
         NoExpiry() {
             super(Mutation.NO_EXPIRY);

@@ -1,0 +1,52 @@
+package io.lockstep.tck.servers;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+
+/**
+ * Directories in memory ({@code /dev/shm}) for servers' data, deleted when the JVM exits (after {@link
+ * LocalServer}'s reaper has stopped the servers using them). Empty where there is no writable {@code
+ * /dev/shm}: the caller then uses its disk directory.
+ */
+final class InMemoryDirs {
+
+    private static final Path SHM = Path.of("/dev/shm");
+    private static final Set<Path> CREATED = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(InMemoryDirs::deleteAll, "lockstep-shm-cleaner"));
+    }
+
+    private InMemoryDirs() {}
+
+    /** A new directory in memory named {@code prefix...}, or empty if there is no writable {@code /dev/shm}. */
+    static Optional<Path> create(String prefix) {
+        if (!Files.isDirectory(SHM) || !Files.isWritable(SHM)) {
+            return Optional.empty();
+        }
+        try {
+            Path dir = Files.createTempDirectory(SHM, prefix);
+            CREATED.add(dir);
+            return Optional.of(dir);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static void deleteAll() {
+        for (Path dir : CREATED) {
+            try (Stream<Path> files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            } catch (IOException | UncheckedIOException e) {
+                // a server still writing: the OS clears /dev/shm on reboot
+            }
+        }
+    }
+}
