@@ -5,6 +5,7 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockException;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
+import net.javacrumbs.shedlock.core.LockConfiguration;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,23 +41,21 @@ final class Hold {
     }
 
     /**
-     * Extends the lease for a new {@code lockAtMostFor} counted from {@code startedAt}.
+     * Extends the lease for {@code configuration}, whose {@code lockAtMostFor} counts from {@code startedAt}.
      *
      * @return false if the lease was lost or has expired
+     * @throws IllegalArgumentException if the new configuration does not fit the mode (see {@link
+     *     LockstepShedLockProvider.LeasePlan#leaseTime})
      */
-    boolean extend(long startedAt, Duration lockAtMostFor) {
-        if (lockAtMostFor.compareTo(LeaseOptions.MIN_LEASE_TIME) < 0) {
-            throw new IllegalArgumentException("lockAtMostFor of lock '" + lease.name() + "' must be at least "
-                    + LeaseOptions.MIN_LEASE_TIME + ", was " + lockAtMostFor);
-        }
-        if (!plan.keepAlive()) {
-            return extendLease(lockAtMostFor);
-        }
-        Duration leaseTime = lockAtMostFor.compareTo(plan.leaseTime()) < 0 ? lockAtMostFor : plan.leaseTime();
+    boolean extend(long startedAt, LockConfiguration configuration) {
+        Duration leaseTime =
+                LockstepShedLockProvider.LeasePlan.leaseTime(lease.name(), configuration, plan.keepAliveLease());
         if (!extendLease(leaseTime)) {
             return false;
         }
-        releaseAt(startedAt + lockAtMostFor.toNanos());
+        if (plan.keepAlive()) {
+            releaseAt(startedAt + configuration.getLockAtMostFor().toNanos());
+        }
         return true;
     }
 

@@ -10,6 +10,7 @@ import java.util.Optional;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A ShedLock {@link ExtensibleLockProvider} over any Lockstep {@link LockProvider}: {@code @SchedulerLock}
@@ -91,29 +92,44 @@ public final class LockstepShedLockProvider implements ExtensibleLockProvider {
         return "LockstepShedLockProvider[" + provider.info().name() + ", " + options + "]";
     }
 
-    /** The lease options for one lock, checked against the mode. */
-    record LeasePlan(LeaseOptions leaseOptions, boolean keepAlive, Duration leaseTime) {
+    /** The lease options for one lock, checked against the mode; {@code keepAliveLease} null in plain mode. */
+    record LeasePlan(LeaseOptions leaseOptions, @Nullable Duration keepAliveLease) {
 
         static LeasePlan of(String name, LockConfiguration config, LockstepShedLockOptions options) {
+            Duration keepAlive = options.keepAliveLease().orElse(null);
+            Duration leaseTime = leaseTime(name, config, keepAlive);
+            LeaseOptions leaseOptions = LeaseOptions.of(leaseTime);
+            return new LeasePlan(keepAlive == null ? leaseOptions : leaseOptions.withAutoRenew(), keepAlive);
+        }
+
+        boolean keepAlive() {
+            return keepAliveLease != null;
+        }
+
+        /**
+         * The lease time for {@code config}: {@code lockAtMostFor}, or in keep-alive mode the keep-alive lease
+         * if shorter.
+         *
+         * @throws IllegalArgumentException if {@code lockAtMostFor} is under 1 ms, or in keep-alive mode {@code
+         *     lockAtLeastFor} is longer than the keep-alive lease (naming both values and the lock)
+         */
+        static Duration leaseTime(String name, LockConfiguration config, @Nullable Duration keepAlive) {
             Duration atMost = config.getLockAtMostFor();
             if (atMost.compareTo(LeaseOptions.MIN_LEASE_TIME) < 0) {
                 throw new IllegalArgumentException("lockAtMostFor of lock '" + name + "' must be at least "
                         + LeaseOptions.MIN_LEASE_TIME + ", was " + atMost);
             }
-            Optional<Duration> keepAlive = options.keepAliveLease();
-            if (keepAlive.isEmpty()) {
-                return new LeasePlan(LeaseOptions.of(atMost), false, atMost);
+            if (keepAlive == null) {
+                return atMost;
             }
-            Duration lease = keepAlive.get();
             Duration atLeast = config.getLockAtLeastFor();
-            if (atLeast.compareTo(lease) > 0) {
+            if (atLeast.compareTo(keepAlive) > 0) {
                 throw new IllegalArgumentException("lockAtLeastFor (" + atLeast + ") of lock '" + name
-                        + "' is longer than the keep-alive lease (" + lease + "): a node that dies after the task"
-                        + " would free the lock before lockAtLeastFor; use a keep-alive lease of at least"
+                        + "' is longer than the keep-alive lease (" + keepAlive + "): a node that dies after the"
+                        + " task would free the lock before lockAtLeastFor; use a keep-alive lease of at least"
                         + " lockAtLeastFor, or LockstepShedLockOptions.lockAtMostFor()");
             }
-            Duration leaseTime = atMost.compareTo(lease) < 0 ? atMost : lease;
-            return new LeasePlan(LeaseOptions.of(leaseTime).withAutoRenew(), true, leaseTime);
+            return atMost.compareTo(keepAlive) < 0 ? atMost : keepAlive;
         }
     }
 }

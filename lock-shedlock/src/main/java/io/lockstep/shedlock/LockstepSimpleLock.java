@@ -41,7 +41,7 @@ final class LockstepSimpleLock extends AbstractSimpleLock {
     @Override
     protected Optional<SimpleLock> doExtend(LockConfiguration newConfiguration) {
         long extendedAt = System.nanoTime();
-        boolean extendedLease = hold.extend(extendedAt, newConfiguration.getLockAtMostFor());
+        boolean extendedLease = hold.extend(extendedAt, newConfiguration);
         active = false;
         if (!extendedLease) {
             LockstepShedLock.unbind(this);

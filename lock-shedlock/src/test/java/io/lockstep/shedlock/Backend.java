@@ -12,8 +12,11 @@ import java.util.function.Supplier;
 /** A real server a test class starts on a loopback port, and the Lockstep URI of a client of it. */
 final class Backend implements AutoCloseable {
 
-    /** The ZooKeeper clients' session: a lease may not outlive it, so ZooKeeper runs in keep-alive mode. */
-    static final String ZOOKEEPER_SETTINGS = "?sessionTimeout=8000ms&connectionTimeout=2000ms";
+    /**
+     * The ZooKeeper clients' session: a lease may not outlive it, so ZooKeeper runs in keep-alive mode, with
+     * a lease long enough for ShedLock's extension to a 9 s lockAtLeastFor.
+     */
+    static final String ZOOKEEPER_SETTINGS = "?sessionTimeout=20000ms&connectionTimeout=2000ms";
 
     private final LocalServer server;
     private final String uri;

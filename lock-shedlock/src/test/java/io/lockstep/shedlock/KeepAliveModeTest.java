@@ -116,6 +116,21 @@ class KeepAliveModeTest {
     }
 
     @Test
+    @DisplayName("extending in keep-alive mode to a lockAtLeastFor longer than the keep-alive lease fails fast")
+    void keepAliveExtensionBeyondTheLeaseFailsFast() {
+        LockstepShedLockProvider shedLock =
+                new LockstepShedLockProvider(locks, LockstepShedLockOptions.keepAlive(Duration.ofSeconds(1)));
+        SimpleLock lock = shedLock.lock(config(ofSeconds(30), ZERO)).orElseThrow();
+        assertThatThrownBy(() -> lock.extend(ofSeconds(30), ofSeconds(5)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lockAtLeastFor (PT5S)")
+                .hasMessageContaining("keep-alive lease (PT1S)");
+        SimpleLock extended = lock.extend(ofSeconds(30), ofSeconds(1)).orElseThrow();
+        extended.unlock();
+        Waits.until("another client taking the lock after lockAtLeastFor", ofSeconds(10), this::probeTakes);
+    }
+
+    @Test
     @DisplayName("a lockAtMostFor of zero is refused, naming lockAtMostFor and the lock")
     void zeroLockAtMostForIsRefused() {
         LockstepShedLockProvider shedLock = new LockstepShedLockProvider(locks);
