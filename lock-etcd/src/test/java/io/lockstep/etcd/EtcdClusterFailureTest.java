@@ -245,16 +245,7 @@ class EtcdClusterFailureTest {
                             firstAcquiredAfter.set(System.nanoTime());
                         }
                         register.write(rec.name(), lease.fencingToken().getAsLong());
-                        rec.invoke(Op.RELEASE, name);
-                        try {
-                            if (lease.release()) {
-                                rec.ok(Op.RELEASE, name);
-                            } else {
-                                rec.fail(Op.RELEASE, name);
-                            }
-                        } catch (BackendUnavailableException e) {
-                            rec.unknown(Op.RELEASE, name);
-                        }
+                        rec.release(lease);
                     }
                     return null;
                 }));

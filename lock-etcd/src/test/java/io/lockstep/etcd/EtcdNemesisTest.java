@@ -227,16 +227,7 @@ class EtcdNemesisTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        rec.invoke(Op.RELEASE, name);
-        try {
-            if (lease.release()) {
-                rec.ok(Op.RELEASE, name);
-            } else {
-                rec.fail(Op.RELEASE, name);
-            }
-        } catch (BackendUnavailableException e) {
-            rec.unknown(Op.RELEASE, name);
-        }
+        rec.release(lease);
         return true;
     }
 

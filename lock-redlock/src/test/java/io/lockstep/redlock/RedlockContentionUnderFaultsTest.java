@@ -92,16 +92,7 @@ class RedlockContentionUnderFaultsTest {
                         me.invoke(Op.INCREMENT, "count");
                         counter[0]++;
                         me.ok(Op.INCREMENT, "count");
-                        me.invoke(Op.RELEASE, lock);
-                        try {
-                            if (lease.release()) {
-                                me.ok(Op.RELEASE, lock);
-                            } else {
-                                me.fail(Op.RELEASE, lock);
-                            }
-                        } catch (BackendUnavailableException e) {
-                            me.unknown(Op.RELEASE, lock);
-                        }
+                        me.release(lease);
                     }
                     return null;
                 }));

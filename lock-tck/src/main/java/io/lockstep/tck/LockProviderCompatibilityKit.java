@@ -1785,16 +1785,7 @@ public abstract class LockProviderCompatibilityKit {
                             register.write(rec.name(), lease.fencingToken().getAsLong());
                         }
                         Thread.yield();
-                        rec.invoke(Op.RELEASE, name);
-                        try {
-                            if (lease.release()) {
-                                rec.ok(Op.RELEASE, name);
-                            } else {
-                                rec.fail(Op.RELEASE, name);
-                            }
-                        } catch (BackendUnavailableException e) {
-                            rec.unknown(Op.RELEASE, name);
-                        }
+                        rec.release(lease);
                     }
                     return null;
                 }));
@@ -2013,16 +2004,7 @@ public abstract class LockProviderCompatibilityKit {
                 }
                 LockSupport.parkNanos(100_000);
             }
-            holder.invoke(Op.RELEASE, name);
-            try {
-                if (lease.release()) {
-                    holder.ok(Op.RELEASE, name);
-                } else {
-                    holder.fail(Op.RELEASE, name);
-                }
-            } catch (BackendUnavailableException e) {
-                holder.unknown(Op.RELEASE, name);
-            }
+            holder.release(lease);
             pause(ttl);
             stop.set(true);
             for (CompletableFuture<Void> f : spinning) {

@@ -2,7 +2,6 @@ package io.lockstep.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.lockstep.BackendUnavailableException;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockException;
@@ -166,16 +165,7 @@ class ZooKeeperEnsembleFaultsTest {
                 acquiredAt.get(index).set(at);
                 register.write(rec.name(), held.fencingToken().getAsLong());
                 Thread.sleep(5);
-                rec.invoke(Op.RELEASE, name);
-                try {
-                    if (held.release()) {
-                        rec.ok(Op.RELEASE, name);
-                    } else {
-                        rec.fail(Op.RELEASE, name);
-                    }
-                } catch (BackendUnavailableException e) {
-                    rec.unknown(Op.RELEASE, name);
-                }
+                rec.release(held);
             }
             return null;
         }

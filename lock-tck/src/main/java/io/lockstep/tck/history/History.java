@@ -155,6 +155,29 @@ public final class History {
             return ok(Op.LOST, lease.name(), lease.fencingToken(), OptionalLong.empty());
         }
 
+        /**
+         * Releases {@code lease} and records it: invoked, then ok if {@link Lease#release()} returned true,
+         * failed if false, unknown if the backend could not be reached ({@link
+         * io.lockstep.BackendUnavailableException}: the release may or may not have landed).
+         *
+         * @return what {@code release()} returned; false when the outcome is unknown
+         */
+        public boolean release(Lease lease) {
+            invoke(Op.RELEASE, lease.name());
+            try {
+                boolean released = lease.release();
+                if (released) {
+                    ok(Op.RELEASE, lease.name());
+                } else {
+                    fail(Op.RELEASE, lease.name());
+                }
+                return released;
+            } catch (io.lockstep.BackendUnavailableException e) {
+                unknown(Op.RELEASE, lease.name());
+                return false;
+            }
+        }
+
         /** A counter read returned {@code value}. */
         public Event read(String counter, long value) {
             return ok(Op.READ, counter, OptionalLong.empty(), OptionalLong.of(value));
