@@ -253,6 +253,12 @@ public final class LockstepLock implements DistributedLock {
             try {
                 acquired = provider.tryAcquire(name, options.leaseOptions(ttl).withWaitTime(wait));
             } catch (BackendUnavailableException e) {
+                if (Thread.interrupted()) {
+                    // An interrupt during a round trip surfaces this way, with the status set again.
+                    InterruptedException interrupted = new InterruptedException("interrupted locking '" + name + "'");
+                    interrupted.initCause(e);
+                    throw interrupted;
+                }
                 throw new CannotAcquireLockException("Failed to lock mutex at '" + name + "'", e);
             } catch (LockException e) {
                 if (e.getCause() instanceof InterruptedException interrupted) {
