@@ -325,7 +325,10 @@ public abstract class Dialect {
     /** Resets the idle-in-transaction timeout of the connection's open transaction to {@code idleMillis}. */
     public abstract void keepAlive(Connection c, long idleMillis) throws SQLException;
 
-    /** Signals waiters on {@code name} when the open transaction commits. */
+    /**
+     * Signals waiters on {@code name} when the open transaction commits; a dialect that queued the signal
+     * in {@link #lockRow} (PostgreSQL) does nothing here.
+     */
     public abstract void signalOnCommit(Connection c, String name) throws SQLException;
 
     /** The notification channel, or empty if the product has none (waiters poll). */
