@@ -20,7 +20,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 /**
- * Lockstep providers from {@code lockstep.*}: the default {@code lockProvider} from {@code lockstep.uri}
+ * Lockstep providers from {@code lockstep.*}: the default {@code lockstepProvider} from {@code lockstep.uri}
  * (unless the application defines its own {@link LockProvider}), one per {@code
  * lockstep.providers.<name>.uri}, the shared {@link LockRuntime}, Micrometer meters when a {@link
  * MeterRegistry} exists and observations when an {@link ObservationRegistry} does. Providers close when
@@ -60,11 +60,14 @@ public final class LockstepAutoConfiguration {
         return new LockProviderOpener(runtime, decorate, properties);
     }
 
-    /** The default provider, from {@code lockstep.uri}. */
+    /**
+     * The default provider, from {@code lockstep.uri}. Not named {@code lockProvider}: that is the name
+     * ShedLock's guide gives its own provider bean.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockProvider.class)
     @ConditionalOnProperty("lockstep.uri")
-    LockProvider lockProvider(LockProviderOpener opener, LockstepProperties properties) {
+    LockProvider lockstepProvider(LockProviderOpener opener, LockstepProperties properties) {
         return opener.open("default", "lockstep.uri", properties.getUri());
     }
 

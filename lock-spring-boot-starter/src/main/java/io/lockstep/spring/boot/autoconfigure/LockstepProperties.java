@@ -27,7 +27,7 @@ public class LockstepProperties implements Validator {
 
     /**
      * The default provider's URI, any that {@code io.lockstep.Locks.open} accepts (for example {@code
-     * redis://localhost:6379}); it becomes the {@code lockProvider} bean.
+     * redis://localhost:6379}); it becomes the {@code lockstepProvider} bean.
      */
     private @Nullable String uri;
 

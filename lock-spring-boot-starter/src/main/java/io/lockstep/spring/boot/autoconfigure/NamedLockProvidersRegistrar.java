@@ -17,12 +17,12 @@ import org.springframework.core.type.AnnotationMetadata;
 
 /**
  * Registers one {@link LockProvider} bean per {@code lockstep.providers.<name>}, named {@code
- * <name>LockProvider} and qualified {@code <name>}, unless a bean of that name exists. When {@code
- * lockstep.uri} also made the default {@code lockProvider}, that one becomes primary.
+ * <name>LockstepProvider} and qualified {@code <name>}, unless a bean of that name exists. When {@code
+ * lockstep.uri} also made the default {@code lockstepProvider}, that one becomes primary.
  */
 final class NamedLockProvidersRegistrar implements ImportBeanDefinitionRegistrar, EnvironmentAware, BeanFactoryAware {
 
-    static final String DEFAULT_BEAN = "lockProvider";
+    static final String DEFAULT_BEAN = "lockstepProvider";
 
     private Environment environment;
     private BeanFactory beanFactory;
@@ -43,7 +43,7 @@ final class NamedLockProvidersRegistrar implements ImportBeanDefinitionRegistrar
                 .bind("lockstep.providers", Bindable.mapOf(String.class, LockstepProperties.Provider.class))
                 .orElse(Map.of());
         for (String name : named.keySet()) {
-            String beanName = name + "LockProvider";
+            String beanName = name + "LockstepProvider";
             if (registry.containsBeanDefinition(beanName)) {
                 continue;
             }

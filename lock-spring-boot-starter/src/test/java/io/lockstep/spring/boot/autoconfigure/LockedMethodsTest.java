@@ -247,7 +247,7 @@ class LockedMethodsTest {
                 .withPropertyValues("lockstep.uri=" + Starter.h2(), "lockstep.providers.orders.uri=" + orders)
                 .withBean(OrdersJob.class)
                 .run(context -> {
-                    LockProvider ordersLocks = context.getBean("ordersLockProvider", LockProvider.class);
+                    LockProvider ordersLocks = context.getBean("ordersLockstepProvider", LockProvider.class);
                     assertThat(context.getBean(OrdersJob.class).run(ordersLocks))
                             .isTrue();
                 });

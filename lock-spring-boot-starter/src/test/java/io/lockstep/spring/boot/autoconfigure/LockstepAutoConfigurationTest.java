@@ -70,6 +70,21 @@ class LockstepAutoConfigurationTest {
         }
 
         @Test
+        @DisplayName("does not clash with a ShedLock provider bean named lockProvider, as ShedLock's guide names it")
+        void noClashWithShedLocksBeanName() {
+            Starter.runner()
+                    .withPropertyValues("lockstep.uri=" + Starter.h2())
+                    .withBean(
+                            "lockProvider",
+                            net.javacrumbs.shedlock.core.LockProvider.class,
+                            () -> c -> java.util.Optional.empty())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed().hasSingleBean(LockProvider.class);
+                        assertThat(context).hasBean("lockstepProvider");
+                    });
+        }
+
+        @Test
         @DisplayName("is closed when the context closes, after the beans that hold its leases")
         void closedAfterTheBeansThatHoldLeases() {
             AtomicReference<LockProvider> provider = new AtomicReference<>();
@@ -125,7 +140,7 @@ class LockstepAutoConfigurationTest {
                                 .isEqualTo("default");
                         assertThat(((ManagedLockProvider) context.getBean(UsesOrders.class).orders).name())
                                 .isEqualTo("orders");
-                        assertThat(((ManagedLockProvider) context.getBean("billingLockProvider")).name())
+                        assertThat(((ManagedLockProvider) context.getBean("billingLockstepProvider")).name())
                                 .isEqualTo("billing");
                     });
         }
@@ -138,7 +153,7 @@ class LockstepAutoConfigurationTest {
                     .withUserConfiguration(OwnProvider.class)
                     .run(context -> {
                         assertThat(context).getBeans(LockProvider.class).hasSize(2);
-                        assertThat(context).hasBean("ordersLockProvider");
+                        assertThat(context).hasBean("ordersLockstepProvider");
                     });
         }
     }

@@ -100,9 +100,9 @@ class LockstepHealthTest {
                 .run(context -> {
                     CompositeHealthContributor all =
                             (CompositeHealthContributor) context.getBean("lockstepHealthContributor");
-                    HealthContributor orders = all.getContributor("ordersLockProvider");
+                    HealthContributor orders = all.getContributor("ordersLockstepProvider");
                     assertThat(((HealthIndicator) orders).health().getStatus()).isEqualTo(Status.UP);
-                    assertThat(all.getContributor("lockProvider")).isNotNull();
+                    assertThat(all.getContributor("lockstepProvider")).isNotNull();
                 });
     }
 

@@ -30,7 +30,7 @@ class LockstepObservabilityTest {
                 .withPropertyValues("lockstep.uri=" + Starter.h2(), "lockstep.providers.orders.uri=" + Starter.h2())
                 .withBean(ObservationRegistry.class, () -> observations)
                 .run(context -> {
-                    try (Lease lease = context.getBean("ordersLockProvider", LockProvider.class)
+                    try (Lease lease = context.getBean("ordersLockstepProvider", LockProvider.class)
                             .tryAcquire("order-1", TEN_SECONDS)
                             .orElseThrow()) {
                         assertThat(lease.isValid()).isTrue();

@@ -18,7 +18,8 @@ final class Starter {
                         LockstepAutoConfiguration.class,
                         LockstepLockedAutoConfiguration.class,
                         LockstepHealthAutoConfiguration.class,
-                        LockstepActuatorAutoConfiguration.class));
+                        LockstepActuatorAutoConfiguration.class,
+                        LockstepAdaptersAutoConfiguration.class));
     }
 
     /** A fresh in-memory H2 database's Lockstep URI, with the password {@link #SECRET}. */

@@ -1,0 +1,43 @@
+package io.lockstep.spring.boot.autoconfigure;
+
+import io.lockstep.LockProvider;
+import io.lockstep.shedlock.LockstepShedLockProvider;
+import io.lockstep.spring.integration.LockstepLockRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * ShedLock and Spring Integration on the application's {@link LockProvider} (the only one, or the primary), when
+ * their Lockstep adapters are on the class path and the application has not defined its own:
+ * {@code io.lockstep:lock-shedlock} gives a ShedLock {@code LockProvider}, {@code
+ * io.lockstep:lock-spring-integration} a {@code LockRegistry}. Neither owns the provider; it closes with
+ * the context.
+ */
+@AutoConfiguration(after = LockstepAutoConfiguration.class)
+@ConditionalOnSingleCandidate(LockProvider.class)
+public final class LockstepAdaptersAutoConfiguration {
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({LockstepShedLockProvider.class, net.javacrumbs.shedlock.core.LockProvider.class})
+    static final class ShedLockConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(net.javacrumbs.shedlock.core.LockProvider.class)
+        LockstepShedLockProvider lockstepShedLockProvider(LockProvider locks) {
+            return new LockstepShedLockProvider(locks);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({LockstepLockRegistry.class, org.springframework.integration.support.locks.LockRegistry.class})
+    static final class SpringIntegrationConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(org.springframework.integration.support.locks.LockRegistry.class)
+        LockstepLockRegistry lockstepLockRegistry(LockProvider locks) {
+            return new LockstepLockRegistry(locks);
+        }
+    }
+}
