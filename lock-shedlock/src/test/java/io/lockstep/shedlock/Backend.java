@@ -4,6 +4,7 @@ import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.tck.servers.EtcdServer;
 import io.lockstep.tck.servers.LocalServer;
+import io.lockstep.tck.servers.MariaDbServer;
 import io.lockstep.tck.servers.PostgresServer;
 import io.lockstep.tck.servers.RedisServer;
 import io.lockstep.tck.servers.ZooKeeperServer;
@@ -42,6 +43,13 @@ final class Backend implements AutoCloseable {
         return start(
                 PostgresServer::start,
                 s -> "jdbc:postgresql://" + s.host() + ":" + s.port() + "/postgres?user=" + PostgresServer.USER
+                        + "&mode=lease&createSchema=true&callTimeout=2s");
+    }
+
+    static Backend mariadb() {
+        return start(
+                MariaDbServer::start,
+                s -> "jdbc:mariadb://" + s.host() + ":" + s.port() + "/mysql?user=" + MariaDbServer.USER
                         + "&mode=lease&createSchema=true&callTimeout=2s");
     }
 

@@ -5,6 +5,7 @@ import io.lockstep.Locks;
 import io.lockstep.tck.faults.TcpProxy;
 import io.lockstep.tck.servers.EtcdServer;
 import io.lockstep.tck.servers.LocalServer;
+import io.lockstep.tck.servers.MariaDbServer;
 import io.lockstep.tck.servers.PostgresServer;
 import io.lockstep.tck.servers.RedisServer;
 import io.lockstep.tck.servers.ZooKeeperServer;
@@ -53,6 +54,14 @@ final class Backend implements AutoCloseable {
                 "PostgreSQL",
                 PostgresServer::start,
                 (h, p) -> "jdbc:postgresql://" + h + ":" + p + "/postgres?user=" + PostgresServer.USER
+                        + "&mode=lease&createSchema=true&callTimeout=2s");
+    }
+
+    static Backend mariadb() {
+        return start(
+                "MariaDB",
+                MariaDbServer::start,
+                (h, p) -> "jdbc:mariadb://" + h + ":" + p + "/mysql?user=" + MariaDbServer.USER
                         + "&mode=lease&createSchema=true&callTimeout=2s");
     }
 
