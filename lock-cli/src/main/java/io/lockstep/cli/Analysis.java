@@ -1,5 +1,6 @@
 package io.lockstep.cli;
 
+import io.lockstep.cli.CompareReport.Attempt;
 import io.lockstep.cli.CompareReport.BackendResult;
 import io.lockstep.cli.CompareReport.FaultResult;
 import io.lockstep.cli.CompareReport.Hold;
@@ -79,6 +80,8 @@ final class Analysis {
         long staleAccepted = 0;
         long ownRefused = 0;
         List<Finding> findings = new ArrayList<>();
+        List<Attempt> failed = new ArrayList<>();
+        List<Mark> marks = new ArrayList<>();
         for (Event e : events) {
             boolean worker = !e.client().equals(BackendRun.PAUSED_HOLDER);
             if (e.op() == Op.ACQUIRE && e.type() == Type.INVOKE) {
@@ -107,6 +110,12 @@ final class Analysis {
                 Long invoked = acquireInvoked.get(e.client());
                 if (invoked != null) {
                     waits.add(e.nanoTime() - invoked);
+                    attempt(failed, e, invoked, start, "timeout");
+                }
+            } else if (e.op() == Op.ACQUIRE && e.type() == Type.UNKNOWN && worker) {
+                Long invoked = acquireInvoked.get(e.client());
+                if (invoked != null) {
+                    attempt(failed, e, invoked, start, "error");
                 }
             } else if (e.op() == Op.RELEASE && e.type() == Type.INVOKE) {
                 lastReleaseInvoke = e.nanoTime();
@@ -120,6 +129,7 @@ final class Analysis {
                         if (run.fencing()) {
                             findings.add(new Finding(
                                     e.client() + "'s stale write accepted", ms(e.nanoTime() - start), "STALE"));
+                            marks.add(new Mark(e.client(), e.nanoTime()));
                         }
                     }
                 } else if (e.type() == Type.FAIL) {
@@ -143,6 +153,8 @@ final class Analysis {
             }
             findings.add(new Finding(
                     v.message(), ms(v.second().nanoTime() - start), v.rule().name()));
+            marks.add(new Mark(v.first().client(), v.first().nanoTime()));
+            marks.add(new Mark(v.second().client(), v.second().nanoTime()));
             if (violations.size() < MAX_VIOLATIONS) {
                 violations.add(v.rule() + ": " + v.message());
             }
@@ -153,7 +165,7 @@ final class Analysis {
         Judgement judged = judge(faults, findings);
         faults = measure(judged.faults(), workerAcquiresMs, stoppedMs);
 
-        List<Hold> holds = holds(events, start, run.stopped());
+        List<Hold> holds = holds(events, start, run.stopped(), marks);
         long[] buckets = new long[EDGES_MS.size() + 1];
         for (long n : waits) {
             double ms = n / 1e6;
@@ -209,8 +221,18 @@ final class Analysis {
                 faults,
                 errors,
                 holds,
+                failed,
                 histogram,
                 violations);
+    }
+
+    /** An event the history checker (or the fenced register) found in violation: its client and time. */
+    record Mark(String client, long nanoTime) {}
+
+    private static void attempt(List<Attempt> out, Event e, long invoked, long start, String outcome) {
+        if (out.size() < MAX_HOLDS) {
+            out.add(new Attempt(e.client(), ms(invoked - start), ms(e.nanoTime() - start), outcome));
+        }
     }
 
     private static List<FaultResult> withTolerance(Run run) {
@@ -367,9 +389,11 @@ final class Analysis {
 
     /**
      * Holds as each holder saw them: from its acquire to its release, its loss or its next acquire, so
-     * that a holder frozen past its lease shows where it still believed it held the lock.
+     * that a holder frozen past its lease shows where it still believed it held the lock. A hold is
+     * {@code overlap} when another client's hold crossed it (as believed: not a violation by itself) and
+     * {@code violation} when it holds one of {@code marks}, events the checker or the register found wrong.
      */
-    static List<Hold> holds(List<Event> events, long start, long stopped) {
+    static List<Hold> holds(List<Event> events, long start, long stopped, List<Mark> marks) {
         record Open(long from, long fence) {}
         Map<String, Open> open = new HashMap<>();
         List<Hold> out = new ArrayList<>();
@@ -399,7 +423,10 @@ final class Analysis {
                 long[] t = spans.get(j);
                 overlap = j != i && !clients.get(j).equals(clients.get(i)) && s[0] < t[1] && t[0] < s[1];
             }
-            out.add(new Hold(clients.get(i), (s[0] - start) / 1e6, (s[1] - start) / 1e6, s[2], overlap));
+            String client = clients.get(i);
+            boolean violation = marks.stream()
+                    .anyMatch(m -> m.client().equals(client) && m.nanoTime() >= s[0] && m.nanoTime() <= s[1]);
+            out.add(new Hold(client, (s[0] - start) / 1e6, (s[1] - start) / 1e6, s[2], overlap, violation));
         }
         return out;
     }

@@ -47,9 +47,12 @@ final class CompareCommand implements Callable<Integer> {
 
     @Option(
             names = "--backend",
-            paramLabel = "NAME",
+            paramLabel = "NAME[?OPTIONS]",
             split = ",",
-            description = "local backends to run (default: redis, redlock, etcd, zookeeper, jdbc; also redis-sentinel)")
+            description = "local backends to run (default: redis, redlock, etcd, zookeeper, jdbc; also redis-sentinel),"
+                    + " each with options: server options (redis, redlock: appendfsync=always|everysec|no) and lock-URI"
+                    + " settings (redis, redlock, redis-sentinel), e.g. 'redis?appendfsync=always',"
+                    + " 'redis-sentinel?waitReplicas=1'")
     List<String> backends = new ArrayList<>();
 
     @Option(
@@ -147,7 +150,7 @@ final class CompareCommand implements Callable<Integer> {
                 : max(Duration.ofSeconds(10), FaultSchedule.minimumDuration(kinds, faultLength, lease));
         CompareSettings settings = new CompareSettings(run, clients, lease, hold, faultLength, kinds, seed);
         FaultSchedule schedule = FaultSchedule.of(kinds, run, faultLength, lease, seed);
-        List<BackendDescriptor> selected = select();
+        List<LocalRow> selected = select();
         for (String uri : uris) {
             Locks.factoryFor(LockConfig.of(uri)); // a bad URI or scheme fails now, before anything runs
         }
@@ -178,11 +181,11 @@ final class CompareCommand implements Callable<Integer> {
             for (int n = 0; n < repeat && !interrupted; n++) {
                 results = new ArrayList<>();
                 if (uris.isEmpty()) {
-                    for (BackendDescriptor d : selected) {
+                    for (LocalRow row : selected) {
                         if (interrupted) {
                             break;
                         }
-                        results.add(runLocal(d, settings, schedule));
+                        results.add(runLocal(row, settings, schedule));
                     }
                 } else {
                     List<String> names = new ArrayList<>();
@@ -216,7 +219,8 @@ final class CompareCommand implements Callable<Integer> {
                     results,
                     interrupted,
                     runs.size(),
-                    runs.size() > 1 ? Repeats.of(runs, kindLabels) : List.of());
+                    runs.size() > 1 ? Repeats.of(runs, kindLabels) : List.of(),
+                    Verdicts.of(results));
             // With --json -, standard output carries only the JSON; the table goes to standard error.
             PrintWriter tableOut = "-".equals(json) ? err : out;
             tableOut.print(Table.render(compare));
@@ -290,37 +294,36 @@ final class CompareCommand implements Callable<Integer> {
         }
     }
 
-    private List<BackendDescriptor> select() {
+    private List<LocalRow> select() {
         List<BackendDescriptor> catalogue = this.catalogue != null ? this.catalogue : BackendDescriptor.all(clustered);
         if (backends.isEmpty()) {
-            return catalogue.stream().filter(BackendDescriptor::inDefaultRun).toList();
+            return catalogue.stream()
+                    .filter(BackendDescriptor::inDefaultRun)
+                    .map(LocalRow::of)
+                    .toList();
         }
-        List<BackendDescriptor> out = new ArrayList<>();
-        for (String name : backends) {
-            out.add(catalogue.stream()
-                    .filter(d ->
-                            d.name().equalsIgnoreCase(name.strip()) || d.name().equalsIgnoreCase(name.strip() + "-3"))
-                    .findFirst()
-                    .orElseThrow(() -> new IllegalArgumentException("--backend '" + name + "' is unknown; backends: "
-                            + String.join(
-                                    ", ",
-                                    catalogue.stream()
-                                            .map(BackendDescriptor::name)
-                                            .toList()))));
+        List<LocalRow> out = new ArrayList<>();
+        for (String spec : backends) {
+            LocalRow row = LocalRow.parse(spec, catalogue);
+            if (out.stream().anyMatch(r -> r.label().equals(row.label()))) {
+                throw new IllegalArgumentException("--backend '" + row.label() + "' is given twice");
+            }
+            out.add(row);
         }
         return out;
     }
 
-    private BackendResult runLocal(BackendDescriptor d, CompareSettings settings, FaultSchedule schedule) {
+    private BackendResult runLocal(LocalRow row, CompareSettings settings, FaultSchedule schedule) {
+        BackendDescriptor d = row.descriptor();
         LocalBackend local;
         try {
-            local = d.starter().start();
+            local = d.starter().start(row.serverArgs());
         } catch (RuntimeException e) {
             return CompareReport.unavailable(
-                    d.name(), d.tier(), "(local)", String.valueOf(e.getMessage()), d.install());
+                    row.label(), d.tier(), "(local)", String.valueOf(e.getMessage()), d.install());
         }
         try (local) {
-            return runOne(d.name(), d.tier(), local.uri(), local, settings, schedule);
+            return runOne(row.label(), d.tier(), row.uri(local.uri()), local, settings, schedule);
         }
     }
 

@@ -12,6 +12,7 @@ import org.jspecify.annotations.Nullable;
  * @param interrupted whether Ctrl-C ended the run early: the figures are those measured until then
  * @param runs how many times the comparison ran ({@code --repeat}); {@code backends} is the last run
  * @param spread with more than one run, each figure's median and range over the runs
+ * @param verdicts "which backend, and why": one per row, in the words the table prints
  */
 record CompareReport(
         String version,
@@ -27,7 +28,28 @@ record CompareReport(
         List<BackendResult> backends,
         boolean interrupted,
         int runs,
-        List<Spread> spread) {
+        List<Spread> spread,
+        List<Verdicts.Verdict> verdicts) {
+
+    /** The same report with its verdicts worked out again from its rows (a saved run re-rendered). */
+    CompareReport withVerdicts() {
+        return new CompareReport(
+                version,
+                seed,
+                duration,
+                clients,
+                leaseTime,
+                holdTime,
+                faultLength,
+                faults,
+                schedule,
+                histogramEdgesMs,
+                backends,
+                interrupted,
+                runs,
+                spread == null ? List.of() : spread,
+                Verdicts.of(backends));
+    }
 
     /**
      * One figure over {@code --repeat} runs: its median, least and most value, and in how many runs it was not
@@ -53,6 +75,7 @@ record CompareReport(
      *     partitioned holder's); the two counts below split them
      * @param ownWritesRefused writes by the current holder that the fenced register refused (fences went
      *     back: Redis after a restart without fsync); the resource is blocked for the real holder
+     * @param failedAttempts acquires that timed out or failed with an error, for the timeline (at most 4000)
      */
     record BackendResult(
             String backend,
@@ -84,6 +107,7 @@ record CompareReport(
             List<FaultResult> faults,
             Map<String, Long> errors,
             List<Hold> holds,
+            List<Attempt> failedAttempts,
             List<Long> acquireHistogram,
             List<String> violations) {}
 
@@ -150,8 +174,21 @@ record CompareReport(
         }
     }
 
-    /** One hold in the timeline: from the acquire to the release, loss or expiry, whichever came first. */
-    record Hold(String client, double startMs, double endMs, long fence, boolean overlap) {}
+    /**
+     * One hold in the timeline: from the acquire to the release, loss or expiry, whichever came first.
+     *
+     * @param overlap another client's hold crossed this one as the holders believed them (a frozen holder past
+     *     its lease): drawn hatched, not a violation by itself
+     * @param violation the hold contains an event the history checker or the fenced register found wrong
+     */
+    record Hold(String client, double startMs, double endMs, long fence, boolean overlap, boolean violation) {}
+
+    /**
+     * An acquire that did not get the lock, for the timeline.
+     *
+     * @param outcome {@code timeout} (waited its whole wait time) or {@code error} (the backend failed it)
+     */
+    record Attempt(String client, double startMs, double endMs, String outcome) {}
 
     static BackendResult unavailable(String backend, String tier, String uri, String reason, String install) {
         return new BackendResult(
@@ -183,6 +220,7 @@ record CompareReport(
                 false,
                 List.of(),
                 Map.of(),
+                List.of(),
                 List.of(),
                 List.of(),
                 List.of());

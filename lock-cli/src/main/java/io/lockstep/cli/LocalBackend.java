@@ -96,18 +96,18 @@ public final class LocalBackend implements AutoCloseable {
         return target.get();
     }
 
-    /** One redis-server. */
-    public static LocalBackend redis() {
-        RedisServer s = RedisServer.start();
+    /** One redis-server, with {@code serverArgs} (e.g. {@code --appendonly yes --appendfsync always}). */
+    public static LocalBackend redis(List<String> serverArgs) {
+        RedisServer s = RedisServer.startWith(serverArgs);
         return new LocalBackend(s.uri(), List.of(s));
     }
 
-    /** {@code nodes} independent redis-servers under one Redlock URI. */
-    public static LocalBackend redlock(int nodes) {
+    /** {@code nodes} independent redis-servers, each with {@code serverArgs}, under one Redlock URI. */
+    public static LocalBackend redlock(int nodes, List<String> serverArgs) {
         List<LocalServer> started = new ArrayList<>();
         try {
             for (int i = 0; i < nodes; i++) {
-                started.add(RedisServer.start());
+                started.add(RedisServer.startWith(serverArgs));
             }
         } catch (RuntimeException e) {
             started.forEach(LocalServer::close);

@@ -44,7 +44,8 @@ import picocli.CommandLine.Command;
             "  5  inspect: the backend cannot tell who holds a lock",
             "",
             "Examples:",
-            "  lockctl compare --report report.html",
+            "  lockctl compare --report report.html --json run.json",
+            "  lockctl report run.json baseline.json -o diff.html",
             "  lockctl compare --uri redis://staging:6379 --uri etcd://staging:2379",
             "  lockctl run nightly-backup --uri redis://h:6379 --wait 1s -- /usr/local/bin/backup",
             "  lockctl inspect nightly-backup --uri redis://h:6379 --json"
@@ -55,6 +56,7 @@ import picocli.CommandLine.Command;
             AcquireCommand.class,
             RunCommand.class,
             InspectCommand.class,
+            ReportCommand.class,
             BackendsCommand.class,
             AutoComplete.GenerateCompletion.class
         })

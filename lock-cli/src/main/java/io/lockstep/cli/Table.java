@@ -126,7 +126,19 @@ final class Table {
                         .append('\n');
                 continue;
             }
-            out.append(r.backend()).append(": verdict: ").append(verdict(r)).append('\n');
+            Verdicts.Verdict verdict = Verdicts.of(r);
+            out.append(r.backend())
+                    .append(": verdict: ")
+                    .append(verdict.summary())
+                    .append('\n');
+            for (Verdicts.FaultVerdict f : verdict.faults()) {
+                out.append(r.backend())
+                        .append(": under ")
+                        .append(f.label())
+                        .append(": ")
+                        .append(f.words())
+                        .append('\n');
+            }
             out.append(r.backend())
                     .append(": holds per client ")
                     .append(r.holdsPerClient().values().stream()
@@ -191,60 +203,6 @@ final class Table {
         return out;
     }
 
-    /** Fairness below this Jain's index is called unfair in the verdict. */
-    static final double FAIR_JAIN = 0.9;
-
-    /**
-     * One sentence a team lead can paste: under which faults the row stayed safe, where it did not (and
-     * whether its tier claims it), the longest time nobody could take the lock, and whether the holds
-     * were shared fairly.
-     */
-    static String verdict(BackendResult r) {
-        List<String> safe = new ArrayList<>();
-        List<String> parts = new ArrayList<>();
-        double worst = 0;
-        String worstFault = "";
-        for (FaultResult f : r.faults()) {
-            if (f.skipped()) {
-                parts.add(f.label() + " skipped");
-                continue;
-            }
-            if (f.violations() == 0) {
-                safe.add(f.label());
-            } else if (f.tolerated()) {
-                parts.add("NOT SAFE under " + f.label() + " (" + f.violations() + " violations)");
-            } else {
-                parts.add(f.label() + ": " + f.violations() + " violations, which " + r.tier()
-                        + " does not claim to survive");
-            }
-            if (f.unavailableMs() != null && f.unavailableMs() > worst) {
-                worst = f.unavailableMs();
-                worstFault = f.label();
-            }
-        }
-        if (r.invariantBroken() && parts.stream().noneMatch(p -> p.startsWith("NOT SAFE"))) {
-            parts.add("NOT SAFE outside the faults");
-        }
-        if (!safe.isEmpty()) {
-            parts.add(0, "safe under " + String.join(", ", safe));
-        } else if (r.faults().isEmpty() && !r.invariantBroken()) {
-            parts.add(0, "safe (no faults run)");
-        }
-        if (r.ownWritesRefused() > 0) {
-            parts.add("the real holder's writes refused " + r.ownWritesRefused() + " times (fences went back)");
-        }
-        if (!worstFault.isEmpty()) {
-            parts.add("nobody could take the lock for up to " + Durations.ms(worst) + " ms (" + worstFault + ")");
-        }
-        if (!Double.isNaN(r.jainIndex())) {
-            parts.add(
-                    r.jainIndex() >= FAIR_JAIN
-                            ? "fair (Jain " + ratio(r.jainIndex()) + ")"
-                            : "UNFAIR: Jain " + ratio(r.jainIndex()) + ", fewest/most holds " + ratio(r.minMaxShare()));
-        }
-        return String.join("; ", parts);
-    }
-
     /** {@code accepted / fenced off}, or {@code - / -} when no client wrote after losing the lock. */
     private static String staleWrites(BackendResult r) {
         if (r.staleWrites() == 0) {
@@ -269,7 +227,7 @@ final class Table {
         return Double.isNaN(r) ? "-" : String.format(Locale.ROOT, "%.2f", r);
     }
 
-    private static void grid(StringBuilder out, List<List<String>> rows) {
+    static void grid(StringBuilder out, List<List<String>> rows) {
         int[] width = new int[rows.get(0).size()];
         for (List<String> row : rows) {
             for (int i = 0; i < row.size(); i++) {

@@ -220,8 +220,9 @@ class AnalysisTest {
                 Map.of(),
                 List.of(),
                 List.of(),
+                List.of(),
                 List.of());
-        assertThat(Table.verdict(r))
+        assertThat(Verdicts.summary(r))
                 .contains("safe under partition")
                 .contains("server-kill: 3 violations, which BEST_EFFORT does not claim to survive")
                 .contains("the real holder's writes refused 116 times")
@@ -259,8 +260,9 @@ class AnalysisTest {
                 Map.of(),
                 List.of(),
                 List.of(),
+                List.of(),
                 List.of());
-        assertThat(Table.verdict(etcd)).contains("NOT SAFE under partition (2 violations)", "fair (Jain 1.00)");
+        assertThat(Verdicts.summary(etcd)).contains("NOT SAFE under partition (2 violations)", "fair (Jain 1.00)");
     }
 
     @Test
@@ -290,7 +292,8 @@ class AnalysisTest {
                 List.of(r),
                 false,
                 1,
-                List.of());
+                List.of(),
+                Verdicts.of(List.of(r)));
     }
 
     static Event event(long index, String client, Op op, Type type, long fence, long nanos) {

@@ -27,11 +27,12 @@ class CompareRedisTest {
     static Cli run;
     static JsonNode json;
     static Path report;
+    static Path jsonFile;
 
     @BeforeAll
     static void compare() throws Exception {
         report = dir.resolve("report.html");
-        Path jsonFile = dir.resolve("report.json");
+        jsonFile = dir.resolve("report.json");
         run = Cli.run(
                 "compare",
                 "--backend",
@@ -136,40 +137,133 @@ class CompareRedisTest {
     }
 
     @Test
-    @DisplayName("the HTML report renders every chart with the run's data in headless Chromium, without script errors")
+    @DisplayName(
+            "the HTML report renders every chart with the run's data in headless Chromium, without script errors (item 6)")
     void theReportRenders() throws Exception {
         String html = Files.readString(report, StandardCharsets.UTF_8);
         // Self-contained: nothing is loaded from anywhere (Chart.js' licence comment names its site, as text).
         assertThat(html).doesNotContain("<script src=", "<link ", "src=\"http", "href=\"http", "import(");
         String dom = Chromium.dumpDom(report);
-        assertThat(text(dom, "errors"))
+        assertThat(attribute(dom, "data-errors"))
                 .as(dom.length() > 4000 ? dom.substring(0, 4000) : dom)
-                .isEmpty();
-        String status = text(dom, "status");
-        assertThat(status).startsWith("RENDERED ");
-        JsonNode charts = new ObjectMapper()
-                .readTree(status.substring("RENDERED ".length()).replace("&quot;", "\""));
+                .isNull();
+        String status = attribute(dom, "data-rendered");
+        assertThat(status)
+                .as(dom.length() > 4000 ? dom.substring(0, 4000) : dom)
+                .startsWith("RENDERED ");
+        JsonNode charts = new ObjectMapper().readTree(status.substring("RENDERED ".length()));
         JsonNode redis = json.get("backends").get(0);
-        assertThat(charts).hasSize(3);
-        assertThat(charts.get(0).get("id").asText()).isEqualTo("timeline-redis");
-        assertThat(charts.get(0).get("elements").asInt())
-                .isEqualTo(redis.get("holds").size() + redis.get("faults").size());
-        assertThat(charts.get(1).get("elements").asInt())
+        assertThat(charts).hasSize(4);
+        // The verdicts, in the words the JSON carries, one card per backend.
+        assertThat(charts.get(0).get("id").asText()).isEqualTo("verdicts");
+        assertThat(charts.get(0).get("elements").asInt()).isEqualTo(1);
+        JsonNode verdict = json.get("verdicts").get(0);
+        assertThat(dom).contains(escape(verdict.get("summary").asText()));
+        for (JsonNode f : verdict.get("faults")) {
+            assertThat(dom).contains(escape(f.get("words").asText()));
+        }
+        // The timeline: every hold, every failed or timed-out acquire, every fault.
+        JsonNode timeline = charts.get(1);
+        assertThat(timeline.get("backend").asText()).isEqualTo("redis");
+        assertThat(timeline.get("elements").asInt())
+                .isEqualTo(redis.get("holds").size()
+                        + redis.get("failedAttempts").size()
+                        + redis.get("faults").size());
+        assertThat(timeline.get("failed").asInt())
+                .isEqualTo(redis.get("failedAttempts").size());
+        // The CDF: a point per histogram bucket, normalised so that it ends at 1.
+        JsonNode cdf = charts.get(2);
+        assertThat(cdf.get("id").asText()).isEqualTo("cdf");
+        assertThat(cdf.get("elements").asInt())
                 .isEqualTo(redis.get("acquireHistogram").size());
-        assertThat(charts.get(2).get("elements").asInt()).isEqualTo(FaultKind.values().length);
+        assertThat(cdf.get("ends").get(0).asDouble()).isEqualTo(1.0);
+        // Recovery: a bar slot per fault, a value per fault recovered.
+        JsonNode recovery = charts.get(3);
+        assertThat(recovery.get("elements").asInt()).isEqualTo(FaultKind.values().length);
+        long recovered = 0;
+        for (JsonNode f : redis.get("faults")) {
+            recovered += f.get("recoveryMs").isNumber() ? 1 : 0;
+        }
+        assertThat(recovery.get("values").asLong()).isEqualTo(recovered);
+        // No test plumbing on the page: the mark is an attribute of the body, not text.
+        assertThat(dom).doesNotContain("Script status", "id=\"status\"", "not rendered");
         Chromium.screenshot(report, dir.resolve("report.png"), 1400, 1800);
     }
 
     @Test
-    @DisplayName("a script error in the report is caught and shown, so the render check can fail")
+    @DisplayName("a script error in the report is shown on the page and marked, so the render check can fail")
     void aBrokenReportIsCaught() throws Exception {
         Path broken = dir.resolve("broken.html");
         String html = Files.readString(report, StandardCharsets.UTF_8);
         Files.writeString(
                 broken, html.replace("var report = ", "var report = undefinedName || "), StandardCharsets.UTF_8);
         String dom = Chromium.dumpDom(broken);
-        assertThat(text(dom, "errors")).contains("undefinedName");
-        assertThat(text(dom, "status")).isEqualTo("not rendered");
+        assertThat(attribute(dom, "data-errors")).contains("undefinedName");
+        assertThat(attribute(dom, "data-rendered")).isNull();
+        assertThat(dom).contains("Some charts could not be drawn");
+    }
+
+    @Test
+    @DisplayName("the terminal and the JSON carry a verdict per backend and per fault, in the same words")
+    void verdictsInTheTableAndTheJson() {
+        JsonNode verdict = json.get("verdicts").get(0);
+        assertThat(verdict.get("backend").asText()).isEqualTo("redis");
+        assertThat(verdict.get("faults")).hasSize(FaultKind.values().length);
+        assertThat(run.out())
+                .contains("redis: verdict: " + verdict.get("summary").asText());
+        for (JsonNode f : verdict.get("faults")) {
+            assertThat(f.get("status").asText()).isIn("safe", "not safe", "unsafe, not claimed", "skipped");
+            assertThat(run.out())
+                    .contains("redis: under " + f.get("label").asText() + ": "
+                            + f.get("words").asText());
+        }
+    }
+
+    @Test
+    @DisplayName("lockctl report re-renders the saved JSON, and given two runs compares them figure by figure")
+    void reportReRendersAndCompares() throws Exception {
+        Path again = dir.resolve("again.html");
+        Cli one = Cli.run("report", jsonFile.toString(), "--out", again.toString());
+        assertThat(one.exitCode()).as(one.toString()).isZero();
+        assertThat(one.out())
+                .contains("redis: verdict: "
+                        + json.get("verdicts").get(0).get("summary").asText());
+        String html = Files.readString(again, StandardCharsets.UTF_8);
+        assertThat(html)
+                .contains("\"acquisitions\":"
+                        + json.get("backends").get(0).get("acquisitions").asLong());
+
+        Path both = dir.resolve("both.html");
+        Cli two = Cli.run("report", jsonFile.toString(), jsonFile.toString(), "-o", both.toString());
+        assertThat(two.exitCode()).as(two.toString()).isZero();
+        assertThat(two.out())
+                .contains("(run) against", "(baseline)")
+                .containsPattern("redis +\\| +verdict \\| +[a-z, ]+ \\| +[a-z, ]+ \\| +same")
+                .containsPattern("redis +\\| +acquired \\| +\\d+ \\| +\\d+ \\| +\\+0%")
+                .containsPattern("redis +\\| +recovery holder-pause ms \\|");
+        assertThat(Files.readString(both, StandardCharsets.UTF_8)).contains("Compared with the baseline run");
+
+        Cli missing = Cli.run("report", dir.resolve("nope.json").toString());
+        assertThat(missing.exitCode()).as(missing.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(missing.err()).contains("nope.json cannot be read");
+        Cli notARun = Cli.run("report", report.toString());
+        assertThat(notARun.exitCode()).as(notARun.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(notARun.err()).contains("is not a run saved by compare --json");
+    }
+
+    private static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+
+    private static String attribute(String dom, String name) {
+        Matcher m = Pattern.compile("<body[^>]*\\s" + name + "=\"([^\"]*)\"").matcher(dom);
+        return m.find()
+                ? m.group(1)
+                        .replace("&quot;", "\"")
+                        .replace("&amp;", "&")
+                        .replace("&lt;", "<")
+                        .replace("&gt;", ">")
+                : null;
     }
 
     private static JsonNode find(JsonNode faults, String kind) {
@@ -179,14 +273,5 @@ class CompareRedisTest {
             }
         }
         throw new AssertionError("no fault " + kind + " in " + faults);
-    }
-
-    private static String text(String dom, String id) {
-        Matcher m = Pattern.compile("<pre id=\"" + id + "\"[^>]*>(.*?)</pre>", Pattern.DOTALL)
-                .matcher(dom);
-        if (!m.find()) {
-            throw new AssertionError("no #" + id + " in the page");
-        }
-        return m.group(1).strip();
     }
 }

@@ -19,7 +19,7 @@ class UnavailableBackendTest {
         BackendDescriptor missing = new BackendDescriptor(
                 "nosuchdb",
                 "TRANSACTIONAL",
-                () -> {
+                args -> {
                     throw new IllegalStateException(
                             "nosuchdb-server was not found on PATH; install it with: apt-get install -y nosuchdb");
                 },
