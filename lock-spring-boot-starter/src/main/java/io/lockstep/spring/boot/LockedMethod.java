@@ -96,6 +96,14 @@ final class LockedMethod {
                     "cannot skip a method that returns " + method.getReturnType()
                             + ": return a wrapper or Optional, or use whenHeld = FAIL");
         }
+        if (isAsynchronous(method.getReturnType())) {
+            throw invalid(
+                    method,
+                    "return type",
+                    method.getReturnType().getName(),
+                    "is asynchronous: the lease would end when the method returns, before the work; lock"
+                            + " inside the asynchronous work instead");
+        }
         this.interruptOnLoss = locked.interruptOnLoss();
         int fence = -1;
         Class<?> type = Void.class;
@@ -132,6 +140,21 @@ final class LockedMethod {
     @Nullable
     Object skippedResult() {
         return method.getReturnType() == Optional.class ? Optional.empty() : null;
+    }
+
+    private static boolean isAsynchronous(Class<?> type) {
+        if (java.util.concurrent.Future.class.isAssignableFrom(type)
+                || java.util.concurrent.CompletionStage.class.isAssignableFrom(type)) {
+            return true;
+        }
+        for (Class<?> t = type; t != null; t = t.getSuperclass()) {
+            for (Class<?> i : t.getInterfaces()) {
+                if (i.getName().equals("org.reactivestreams.Publisher")) {
+                    return true;
+                }
+            }
+        }
+        return type.getName().equals("org.reactivestreams.Publisher");
     }
 
     static String describe(Method method) {

@@ -288,6 +288,24 @@ class LockedMethodsTest {
                         .contains("cannot skip a method that returns int"));
     }
 
+    @Test
+    @DisplayName("an asynchronous result is refused at start-up: the lease would end before the work")
+    void asynchronousResultIsRefused() {
+        Starter.runner()
+                .withPropertyValues("lockstep.uri=" + Starter.h2())
+                .withBean(Asynchronous.class)
+                .run(context -> assertThat(LockstepAutoConfigurationTest.messages(context.getStartupFailure()))
+                        .contains("Asynchronous.later()")
+                        .contains("is asynchronous"));
+    }
+
+    static class Asynchronous {
+        @Locked(name = "x")
+        CompletableFuture<String> later() {
+            return CompletableFuture.completedFuture("x");
+        }
+    }
+
     static class SkipsPrimitive {
         @Locked(name = "x")
         int count() {
