@@ -127,7 +127,10 @@ public record BackendDescriptor(
                         clustered ? "etcd-3" : "etcd",
                         "CONSENSUS",
                         args -> clustered ? LocalBackend.etcdCluster() : LocalBackend.etcd(),
-                        io.lockstep.tck.servers.EtcdServer.INSTALL),
+                        io.lockstep.tck.servers.EtcdServer.INSTALL,
+                        true,
+                        List.of(),
+                        "etcd://127.0.0.1:1"),
                 new BackendDescriptor(
                         clustered ? "zookeeper-3" : "zookeeper",
                         "CONSENSUS",

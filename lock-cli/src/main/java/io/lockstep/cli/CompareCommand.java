@@ -51,7 +51,7 @@ final class CompareCommand implements Callable<Integer> {
             split = ",",
             description = "local backends to run (default: redis, redlock, etcd, zookeeper, jdbc; also redis-sentinel),"
                     + " each with options: server options (redis, redlock: appendfsync=always|everysec|no) and lock-URI"
-                    + " settings (redis, redlock, redis-sentinel), e.g. 'redis?appendfsync=always',"
+                    + " settings (redis, redlock, redis-sentinel, etcd), e.g. 'redis?appendfsync=always',"
                     + " 'redis-sentinel?waitReplicas=1'")
     List<String> backends = new ArrayList<>();
 

@@ -149,6 +149,143 @@ class AnalysisTest {
     }
 
     @Test
+    @DisplayName("the timeline gets every timed-out and failed acquire, and red marks only the holds a violation is in")
+    void failedAttemptsAndViolationsForTheTimeline() {
+        long ms = 1_000_000;
+        List<Event> events = List.of(
+                event(0, "client-1", Op.ACQUIRE, Type.INVOKE, -1, 10 * ms),
+                event(1, "client-1", Op.ACQUIRE, Type.OK, 5, 12 * ms),
+                event(2, "client-2", Op.ACQUIRE, Type.INVOKE, -1, 13 * ms),
+                event(3, "client-3", Op.ACQUIRE, Type.INVOKE, -1, 14 * ms),
+                event(4, "client-3", Op.ACQUIRE, Type.UNKNOWN, -1, 50 * ms),
+                event(5, "client-2", Op.ACQUIRE, Type.FAIL, -1, 3013 * ms),
+                event(6, "client-1", Op.RELEASE, Type.INVOKE, -1, 3020 * ms),
+                event(7, "client-1", Op.RELEASE, Type.OK, -1, 3021 * ms),
+                event(8, "client-2", Op.ACQUIRE, Type.INVOKE, -1, 3030 * ms),
+                // A fence that went back (a restarted Redis): the checker's violation.
+                event(9, "client-2", Op.ACQUIRE, Type.OK, 2, 3040 * ms),
+                event(10, "client-2", Op.RELEASE, Type.INVOKE, -1, 3060 * ms),
+                event(11, "client-2", Op.RELEASE, Type.OK, -1, 3061 * ms),
+                event(12, "client-3", Op.ACQUIRE, Type.INVOKE, -1, 3070 * ms),
+                event(13, "client-3", Op.ACQUIRE, Type.OK, 6, 3100 * ms));
+        CompareSettings settings = new CompareSettings(
+                Duration.ofSeconds(4),
+                3,
+                Duration.ofSeconds(1),
+                Duration.ofMillis(20),
+                Duration.ofSeconds(2),
+                List.of(),
+                1);
+        BackendResult r = Analysis.of(
+                new Analysis.Run(
+                        "redis",
+                        "BEST_EFFORT",
+                        "redis://",
+                        true,
+                        false,
+                        events,
+                        List.of(),
+                        new ConcurrentHashMap<>(),
+                        List.of(),
+                        0,
+                        4000 * ms),
+                settings);
+        assertThat(r.fencesNotIncreasing()).isEqualTo(1);
+        assertThat(r.failedAttempts())
+                .containsExactly(
+                        new CompareReport.Attempt("client-3", 14, 50, "error"),
+                        new CompareReport.Attempt("client-2", 13, 3013, "timeout"));
+        assertThat(r.holds())
+                .extracting(CompareReport.Hold::client, CompareReport.Hold::violation, CompareReport.Hold::overlap)
+                .containsExactlyInAnyOrder(
+                        org.assertj.core.groups.Tuple.tuple("client-1", true, false),
+                        org.assertj.core.groups.Tuple.tuple("client-2", true, false),
+                        org.assertj.core.groups.Tuple.tuple("client-3", false, false));
+        // No fault ran, so nothing excuses it; the verdict says not safe in words.
+        Verdicts.Verdict verdict = Verdicts.of(r);
+        assertThat(verdict.status()).isEqualTo(Verdicts.NOT_SAFE);
+        assertThat(verdict.summary()).contains("NOT SAFE outside the faults");
+    }
+
+    @Test
+    @DisplayName(
+            "a verdict under each fault says safe or not, whether the tier claims it, and how long nobody could lock")
+    void faultVerdictsInWords() {
+        FaultResult kill = new FaultResult(
+                "server-kill", "server-kill", 7000, 7000, 9000, 12000, 15.0, "", false, 2100.0, 30.0, false, 3, "");
+        FaultResult pause = new FaultResult(
+                "holder-pause", "holder-pause", 2000, 2000, 4000, 7000, 718.0, "", true, 718.0, null, true, 0, "");
+        FaultResult lost = new FaultResult(
+                "partition",
+                "partition",
+                12000,
+                12000,
+                14000,
+                16000,
+                null,
+                Analysis.NOT_RECOVERED_END,
+                false,
+                2000.0,
+                null,
+                true,
+                2,
+                "");
+        BackendResult r = AnalysisTest.row(List.of(pause, kill, lost));
+        assertThat(Verdicts.fault(r, kill))
+                .isEqualTo(
+                        new Verdicts.FaultVerdict(
+                                "server-kill",
+                                "server-kill",
+                                Verdicts.NOT_CLAIMED,
+                                "not safe: 3 violation(s); BEST_EFFORT does not claim to survive server-kill; nobody could"
+                                        + " take the lock for up to 2.1 s; a client held it again 15.0 ms after the fault ended"));
+        assertThat(Verdicts.fault(r, pause).words())
+                .isEqualTo("safe; nobody could take the lock for up to 718 ms; a client held it again 718 ms after"
+                        + " the fault began");
+        assertThat(Verdicts.fault(r, lost).status()).isEqualTo(Verdicts.NOT_SAFE);
+        assertThat(Verdicts.fault(r, lost).words())
+                .startsWith("NOT SAFE: 2 violation(s), under a fault BEST_EFFORT claims to survive")
+                .endsWith(Analysis.NOT_RECOVERED_END);
+        assertThat(Verdicts.of(r).status()).isEqualTo(Verdicts.NOT_SAFE);
+    }
+
+    static BackendResult row(List<FaultResult> faults) {
+        return new BackendResult(
+                "redis",
+                "BEST_EFFORT",
+                "redis://",
+                true,
+                null,
+                null,
+                true,
+                100,
+                0.5,
+                0.5,
+                100,
+                0,
+                300,
+                1,
+                5,
+                28,
+                Map.of("client-1", 50L, "client-2", 50L),
+                1.0,
+                1.0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                false,
+                faults,
+                Map.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of());
+    }
+
+    @Test
     @DisplayName("a row where no client ever acquired is unavailable, not a row of zeros")
     void noAcquisitionIsUnavailable() {
         long ms = 1_000_000;
