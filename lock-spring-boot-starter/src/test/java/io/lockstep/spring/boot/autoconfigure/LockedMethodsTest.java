@@ -253,6 +253,41 @@ class LockedMethodsTest {
                 });
     }
 
+    @Test
+    @DisplayName(
+            "a context that closes during a @Locked call lets it finish under its lease before the provider closes")
+    void shutdownWaitsForRunningCalls() throws Exception {
+        SlowJob.started = new CountDownLatch(1);
+        SlowJob.validAtTheEnd = new CompletableFuture<>();
+        Starter.runner()
+                .withPropertyValues("lockstep.uri=" + Starter.h2())
+                .withBean(SlowJob.class)
+                .run(context -> {
+                    SlowJob job = context.getBean(SlowJob.class);
+                    CompletableFuture.runAsync(job::run);
+                    assertThat(SlowJob.started.await(30, TimeUnit.SECONDS)).isTrue();
+                });
+        assertThat(SlowJob.validAtTheEnd.get(30, TimeUnit.SECONDS))
+                .as("the lease was still valid when the call ended, during shutdown")
+                .isTrue();
+    }
+
+    static class SlowJob {
+        static volatile CountDownLatch started;
+        static volatile CompletableFuture<Boolean> validAtTheEnd;
+
+        @Locked(name = "slow")
+        void run() {
+            started.countDown();
+            try {
+                Thread.sleep(1_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            validAtTheEnd.complete(CurrentLease.get().orElseThrow().isValid());
+        }
+    }
+
     static class OrdersJob {
         @Locked(name = "orders-job", provider = "orders")
         Boolean run(LockProvider orders) {
