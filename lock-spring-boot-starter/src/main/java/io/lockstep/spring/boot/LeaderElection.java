@@ -74,6 +74,22 @@ public final class LeaderElection implements SmartLifecycle, BooleanSupplier {
         return leadership != null && leadership.isLeader();
     }
 
+    /**
+     * Runs {@code task} on this thread if this process leads now, for "only on the leader" in a
+     * {@code @Scheduled} method: {@code queueLeader.runIfLeader(this::drain)}. Leadership is checked once,
+     * before the task; work that must stop the moment leadership is lost belongs in {@link
+     * Builder#work}, which is interrupted.
+     *
+     * @return whether the task ran
+     */
+    public boolean runIfLeader(Runnable task) {
+        if (!isLeader()) {
+            return false;
+        }
+        task.run();
+        return true;
+    }
+
     /** Same as {@link #isLeader()}. */
     @Override
     public boolean getAsBoolean() {

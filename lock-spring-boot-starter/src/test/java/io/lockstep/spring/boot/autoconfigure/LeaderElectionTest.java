@@ -82,6 +82,11 @@ class LeaderElectionTest {
             await(() -> reportHere.getAsBoolean() || reportThere.getAsBoolean());
             assertThat(reportHere.getAsBoolean() && reportThere.getAsBoolean()).isFalse();
 
+            AtomicInteger ran = new AtomicInteger();
+            assertThat(leader.runIfLeader(ran::incrementAndGet)).isTrue();
+            assertThat(follower.runIfLeader(ran::incrementAndGet)).isFalse();
+            assertThat(ran).hasValue(1);
+
             leading.close();
             assertThat(leader.isRunning()).isFalse();
             assertThat(leader.isLeader()).isFalse();
