@@ -24,8 +24,8 @@ import picocli.CommandLine.Spec;
         name = "report",
         mixinStandardHelpOptions = true,
         description = {
-            "Re-renders a run saved by 'compare --json FILE' as the HTML report;",
-            "given a second saved run, compares them (the second is the baseline)."
+            "Re-renders a saved compare run (--json) as the HTML report, or compares two.",
+            "Given a second saved run (the baseline), prints and adds to the page how each figure and verdict changed."
         })
 final class ReportCommand implements Callable<Integer> {
 

@@ -102,7 +102,8 @@ final class RunDiff {
         } else if (baseline == 0) {
             change = run == 0 ? "0%" : "new";
         } else {
-            change = String.format(Locale.ROOT, "%+.0f%%", (run - baseline) / baseline * 100);
+            double percent = (run - baseline) / baseline * 100;
+            change = Math.abs(percent) < 0.5 ? "0%" : String.format(Locale.ROOT, "%+.0f%%", percent);
         }
         return List.of(backend, name, number(baseline), number(run), change);
     }

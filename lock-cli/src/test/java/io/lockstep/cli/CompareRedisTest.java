@@ -239,7 +239,7 @@ class CompareRedisTest {
         assertThat(two.out())
                 .contains("(run) against", "(baseline)")
                 .containsPattern("redis +\\| +verdict \\| +[a-z, ]+ \\| +[a-z, ]+ \\| +same")
-                .containsPattern("redis +\\| +acquired \\| +\\d+ \\| +\\d+ \\| +\\+0%")
+                .containsPattern("redis +\\| +acquired \\| +\\d+ \\| +\\d+ \\| +0%")
                 .containsPattern("redis +\\| +recovery holder-pause ms \\|");
         assertThat(Files.readString(both, StandardCharsets.UTF_8)).contains("Compared with the baseline run");
 

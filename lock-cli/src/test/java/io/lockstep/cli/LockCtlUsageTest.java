@@ -21,7 +21,7 @@ class LockCtlUsageTest {
         Cli r = Cli.run("--help");
         assertThat(r.exitCode()).isZero();
         assertThat(r.out())
-                .contains("compare", "tck", "acquire", "inspect", "backends", "generate-completion")
+                .contains("compare", "tck", "acquire", "inspect", "report", "backends", "generate-completion")
                 .contains("3  a backend unavailable", "Examples:", "lockctl run ");
     }
 
