@@ -286,7 +286,15 @@ class RedlockFailureTest {
             assertThat(Duration.ofNanos(System.nanoTime() - detected))
                     .as("rejoined after the quarantine")
                     .isGreaterThanOrEqualTo(maxLease.minusMillis(200));
-            assertThat(a.backend().isQuarantined(0)).isFalse();
+            // Nodes 0 and 1 were each quarantined when their own reply came, moments apart; a quorum may
+            // count node 1 again a little before node 0's quarantine ends. Wait for it, bounded.
+            long rejoinBy = System.nanoTime() + maxLease.toNanos();
+            while (a.backend().isQuarantined(0) && System.nanoTime() - rejoinBy < 0) {
+                Thread.sleep(10);
+            }
+            assertThat(a.backend().isQuarantined(0))
+                    .as("node 0 still quarantined %s after the lease was granted", maxLease)
+                    .isFalse();
             lease.release();
         }
     }

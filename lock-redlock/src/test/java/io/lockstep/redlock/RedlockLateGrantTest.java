@@ -61,17 +61,29 @@ class RedlockLateGrantTest {
     @DisplayName("after a pause, no late grant is applied and no key outlives its release")
     void lateGrantsLeaveNothing(int pauseMillis) throws Exception {
         List<String> setsAfterResume = new CopyOnWriteArrayList<>();
+        List<String> setsFlushedAtResume = new CopyOnWriteArrayList<>();
         AtomicBoolean resumed = new AtomicBoolean();
+        Jedis probe = nodes.jedis(VICTIM);
         JedisPubSub events = new JedisPubSub() {
             @Override
             public void onPMessage(String pattern, String channel, String message) {
                 String key = channel.substring(channel.indexOf(':') + 1);
                 if (resumed.get() && "set".equals(message) && !key.contains("\u0000")) {
-                    setsAfterResume.add(key);
+                    // A SIGSTOP can land between a write and the flush of its notification: such a write
+                    // ran before the pause and is only reported now. Its key has lost the pause from its
+                    // TTL; a grant applied after the resume has almost its whole TTL. A key already gone
+                    // (cleaned up) cannot be told apart and is printed, not counted.
+                    long pttl = probe.pttl(key);
+                    if (pttl > TTL.toMillis() - pauseMillis / 2) {
+                        setsAfterResume.add(key + " (PTTL " + pttl + " ms)");
+                    } else {
+                        setsFlushedAtResume.add(key + " (PTTL " + pttl + " ms)");
+                    }
                 }
             }
         };
-        try (Jedis config = nodes.jedis(VICTIM);
+        try (probe;
+                Jedis config = nodes.jedis(VICTIM);
                 Jedis subscriber = nodes.jedis(VICTIM);
                 RedisNodes.Client client =
                         nodes.client(RedlockOptions.defaults().withNodeTimeout(NODE_TIMEOUT))) {
@@ -137,6 +149,9 @@ class RedlockLateGrantTest {
             }
             Thread.sleep(NODE_TIMEOUT.toMillis() * 3); // any late write would have been applied by now
             events.punsubscribe();
+            if (!setsFlushedAtResume.isEmpty()) {
+                System.out.println("writes from before the pause reported after the resume: " + setsFlushedAtResume);
+            }
             assertThat(setsAfterResume)
                     .as("late grants applied after the node resumed")
                     .isEmpty();

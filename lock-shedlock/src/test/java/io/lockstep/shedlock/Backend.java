@@ -31,6 +31,11 @@ final class Backend implements AutoCloseable {
         return start(RedisServer::start, s -> s.uri() + "?timeout=1s");
     }
 
+    /** Redlock's provider on one node (its quorum of one): the adapter over the Redlock code path. */
+    static Backend redlock() {
+        return start(RedisServer::start, s -> "redlock://" + s.host() + ":" + s.port() + "?nodeTimeout=1s");
+    }
+
     static Backend etcd() {
         return start(EtcdServer::start, s -> s.uri() + "?timeout=2s");
     }

@@ -37,6 +37,11 @@ final class Backend implements AutoCloseable {
         return start("Redis", RedisServer::start, (h, p) -> "redis://" + h + ":" + p + "?timeout=1s");
     }
 
+    /** Redlock's provider on one node (its quorum of one): the registry over the Redlock code path. */
+    static Backend redlock() {
+        return start("Redlock", RedisServer::start, (h, p) -> "redlock://" + h + ":" + p + "?nodeTimeout=1s");
+    }
+
     static Backend etcd() {
         return start("etcd", EtcdServer::start, (h, p) -> "etcd://" + h + ":" + p + "?timeout=2s");
     }
