@@ -11,9 +11,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 /**
- * Directories in memory ({@code /dev/shm}) for servers' data, deleted when the JVM exits (after {@link
- * LocalServer}'s reaper has stopped the servers using them). Empty where there is no writable {@code
- * /dev/shm}: the caller then uses its disk directory.
+ * Directories in memory ({@code /dev/shm}) for servers' data, deleted when the JVM exits (by a shutdown
+ * hook that runs beside {@link LocalServer}'s reaper, so a file a dying server still writes may stay until
+ * the machine restarts). Empty where there is no writable {@code /dev/shm}: the caller then uses its disk
+ * directory.
  */
 final class InMemoryDirs {
 
