@@ -47,7 +47,12 @@ public final class LockstepHealthAutoConfiguration {
         return CompositeHealthContributor.fromMap(indicators);
     }
 
-    /** The threads health probes run on; its own type, so it is never injected as an application's executor. */
+    /**
+     * The threads health probes run on; its own type, so it is never injected as an application's executor.
+     * A cached pool, yet bounded: each indicator keeps at most one probe in flight (a check that finds the
+     * previous probe still running reports DOWN without submitting another), so there are never more
+     * threads than providers, however long a backend hangs.
+     */
     static final class HealthProbes implements AutoCloseable {
         private final ExecutorService executor;
 
