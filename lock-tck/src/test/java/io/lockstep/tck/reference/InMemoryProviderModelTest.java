@@ -16,6 +16,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.junit.jupiter.api.DisplayName;
@@ -190,8 +195,11 @@ class InMemoryProviderModelTest {
      * is attached to lost() here; a production runtime keeps its callbacks on their own pool.
      */
     private static LockRuntime.Builder runtimeBuilder(InMemoryLockStore store) {
-        return LockRuntime.builder().clock(store.clock()).callbackExecutor(Runnable::run);
+        return LockRuntime.builder().clock(store.clock()).scheduler(TIMERS).callbackExecutor(Runnable::run);
     }
+
+    /** The runtime's timers in these tests: one daemon thread, so {@link #lostSignalled} can wait it out. */
+    private static final ScheduledExecutorService TIMERS = LockRuntime.newScheduler(1);
 
     static void runAgainstModel(List<Step> steps, Function<InMemoryLockStore, LockProvider> open) {
         AtomicLong now = new AtomicLong(1_000_000_000L);
@@ -290,11 +298,35 @@ class InMemoryProviderModelTest {
                 assertThat(lease.real.remaining())
                         .as("remaining of %s after %s", lease.real, step)
                         .isEqualTo(valid ? Duration.ofNanos(lease.expiresAt - after) : Duration.ZERO);
-                assertThat(lease.real.lost().toCompletableFuture().isDone())
+                assertThat(lostSignalled(lease.real))
                         .as("lost() of %s completed after %s", lease.real, step)
                         .isEqualTo(!valid);
             }
         }
+    }
+
+    /**
+     * Whether {@code lease.lost()} has completed. The runtime's expiry checks run on {@link #TIMERS}, a
+     * single thread, on real timers: one can mark a lease lost (what {@code isValid()} then reports) and
+     * be about to complete {@code lost()} when this looks. So a lease that is not valid but not yet
+     * signalled waits for the timer thread to finish what it is running (a no-op queued behind it), then
+     * looks again: the answer no longer depends on where that thread was, and a provider whose {@code
+     * lost()} never completes is still caught at once.
+     */
+    private static boolean lostSignalled(Lease lease) {
+        CompletableFuture<?> lost = lease.lost().toCompletableFuture();
+        if (lost.isDone() || lease.isValid()) {
+            return lost.isDone();
+        }
+        try {
+            TIMERS.submit(() -> {}).get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for the timer thread", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new AssertionError("the timer thread did not run a no-op within 30 s", e);
+        }
+        return lost.isDone();
     }
 
     private static boolean isFree(ModelLease current, long now) {
