@@ -129,9 +129,10 @@ class RedisServerFaultsTest {
             Thread.sleep(300);
             long releasedAt = System.nanoTime();
             held.release();
-            // Held for 30 s: only a release notification (not the TTL poll) wakes the waiter this soon.
+            // Held for 30 s: only a release notification (not the TTL poll, 29.7 s after the release)
+            // wakes the waiter within 10 s; the bound leaves a loaded machine all the slack it needs.
             assertThat(Duration.ofNanos(gotIt.get(20, TimeUnit.SECONDS) - releasedAt))
-                    .isLessThan(Duration.ofMillis(900));
+                    .isLessThan(Duration.ofSeconds(10));
         }
     }
 }
