@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * How to take and hold a lease: lease time (TTL), how long to wait for the lock, whether to renew it
- * automatically and the longest it may be held by renewal.
+ * automatically, the longest it may be held by renewal, and an optional label that names the holder to
+ * operators.
  *
  * <p>Immutable and validated on construction; every message names the field and the value.
  *
@@ -28,8 +29,14 @@ public final class LeaseOptions {
     private final Duration waitTime;
     private final boolean autoRenew;
     private final @Nullable Duration maxHold;
+    private final @Nullable String label;
 
-    private LeaseOptions(Duration leaseTime, Duration waitTime, boolean autoRenew, @Nullable Duration maxHold) {
+    private LeaseOptions(
+            Duration leaseTime,
+            Duration waitTime,
+            boolean autoRenew,
+            @Nullable Duration maxHold,
+            @Nullable String label) {
         this.leaseTime = requireBetween("leaseTime", leaseTime, MIN_LEASE_TIME);
         this.waitTime = requireBetween("waitTime", waitTime, Duration.ZERO);
         this.autoRenew = autoRenew;
@@ -44,31 +51,49 @@ public final class LeaseOptions {
             }
         }
         this.maxHold = maxHold;
+        this.label = label;
     }
 
     /** A lease of {@code leaseTime}, no waiting, no automatic renewal. */
     public static LeaseOptions of(Duration leaseTime) {
-        return new LeaseOptions(leaseTime, Duration.ZERO, false, null);
+        return new LeaseOptions(leaseTime, Duration.ZERO, false, null, null);
     }
 
     /** The same options, waiting up to {@code waitTime} for the lock. */
     public LeaseOptions withWaitTime(Duration waitTime) {
-        return new LeaseOptions(leaseTime, waitTime, autoRenew, maxHold);
+        return new LeaseOptions(leaseTime, waitTime, autoRenew, maxHold, label);
     }
 
     /** The same options, renewed automatically at a third of the lease time until released or lost. */
     public LeaseOptions withAutoRenew() {
-        return new LeaseOptions(leaseTime, waitTime, true, null);
+        return new LeaseOptions(leaseTime, waitTime, true, null, label);
     }
 
     /** The same options, renewed automatically but held at most {@code maxHold} in all. */
     public LeaseOptions withAutoRenew(Duration maxHold) {
-        return new LeaseOptions(leaseTime, waitTime, true, Objects.requireNonNull(maxHold, "maxHold"));
+        return new LeaseOptions(leaseTime, waitTime, true, Objects.requireNonNull(maxHold, "maxHold"), label);
     }
 
     /** The same options with another lease time. */
     public LeaseOptions withLeaseTime(Duration leaseTime) {
-        return new LeaseOptions(leaseTime, waitTime, autoRenew, maxHold);
+        return new LeaseOptions(leaseTime, waitTime, autoRenew, maxHold, label);
+    }
+
+    /**
+     * The same options with {@code label}, kept with the holder's host and pid where the backend can keep
+     * them, so that {@code lockctl inspect} ({@link LockProvider#inspect}) can say who holds the lock: a
+     * job name, a role, a ticket. Checked here, so a bad label fails before anything is acquired.
+     *
+     * @throws IllegalArgumentException if the label breaks {@link Holder#requireValidLabel}'s rule (1 to 64
+     *     ASCII letters, digits and {@code . _ - : @ / +}); the message names the label and the character
+     */
+    public LeaseOptions withLabel(String label) {
+        return new LeaseOptions(leaseTime, waitTime, autoRenew, maxHold, Holder.requireValidLabel(label));
+    }
+
+    /** The label naming the holder to operators, if one was given. */
+    public Optional<String> label() {
+        return Optional.ofNullable(label);
     }
 
     /** How long the backend keeps the lock without renewal (its TTL). */
@@ -119,17 +144,18 @@ public final class LeaseOptions {
                 && leaseTime.equals(other.leaseTime)
                 && waitTime.equals(other.waitTime)
                 && autoRenew == other.autoRenew
-                && Objects.equals(maxHold, other.maxHold);
+                && Objects.equals(maxHold, other.maxHold)
+                && Objects.equals(label, other.label);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(leaseTime, waitTime, autoRenew, maxHold);
+        return Objects.hash(leaseTime, waitTime, autoRenew, maxHold, label);
     }
 
     @Override
     public String toString() {
         return "LeaseOptions[leaseTime=" + leaseTime + ", waitTime=" + waitTime + ", autoRenew=" + autoRenew
-                + (maxHold == null ? "" : ", maxHold=" + maxHold) + "]";
+                + (maxHold == null ? "" : ", maxHold=" + maxHold) + (label == null ? "" : ", label=" + label) + "]";
     }
 }

@@ -45,7 +45,8 @@ public interface LockProvider extends AutoCloseable {
 
     /**
      * What the backend can tell about the lock named {@code name} right now, for operators: held or not,
-     * the holder's fence, the time left before the backend frees it. A snapshot for display only.
+     * the holder's fence, the time left before the backend frees it, and who holds it (host, pid and
+     * {@linkplain LeaseOptions#withLabel label}) where the backend keeps that. A snapshot for display only.
      *
      * @return the state, or empty when this backend cannot tell (the default)
      * @throws IllegalArgumentException if the name is not a valid lock name

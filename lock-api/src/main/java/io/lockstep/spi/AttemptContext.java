@@ -1,5 +1,6 @@
 package io.lockstep.spi;
 
+import io.lockstep.Holder;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -25,14 +26,24 @@ public final class AttemptContext {
     private final String name;
     private final String ownerToken;
     private final Duration leaseTime;
+    private final Holder holder;
     private volatile Duration maxWait = Duration.ZERO;
     private volatile @Nullable Object attachment;
 
-    /** A context for attempts on {@code name} by {@code ownerToken}; for provider machinery and tests. */
+    /**
+     * A context for attempts on {@code name} by {@code ownerToken}, held by this process without a label;
+     * for provider machinery and tests.
+     */
     public AttemptContext(String name, String ownerToken, Duration leaseTime) {
+        this(name, ownerToken, leaseTime, Holder.thisProcess(null));
+    }
+
+    /** A context for attempts on {@code name} by {@code ownerToken}, for {@code holder}. */
+    public AttemptContext(String name, String ownerToken, Duration leaseTime, Holder holder) {
         this.name = Objects.requireNonNull(name, "name");
         this.ownerToken = Objects.requireNonNull(ownerToken, "ownerToken");
         this.leaseTime = Objects.requireNonNull(leaseTime, "leaseTime");
+        this.holder = Objects.requireNonNull(holder, "holder");
     }
 
     /** The lock's name, already validated; pass it only as a key or parameter. */
@@ -48,6 +59,16 @@ public final class AttemptContext {
     /** The lease time asked for. */
     public Duration leaseTime() {
         return leaseTime;
+    }
+
+    /**
+     * Who is acquiring: this process's host and pid and the label given in {@link
+     * io.lockstep.LeaseOptions#withLabel}. A backend that can keep it with the grant at no extra round
+     * trip does ({@link HolderText#encode}), so that {@link LockBackend#inspect} can report it; never in a
+     * key or a path.
+     */
+    public Holder holder() {
+        return holder;
     }
 
     /**

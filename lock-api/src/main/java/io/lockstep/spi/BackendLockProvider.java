@@ -2,6 +2,7 @@ package io.lockstep.spi;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.Holder;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockException;
@@ -167,7 +168,8 @@ public final class BackendLockProvider<H> implements LockProvider {
         long waitNanos = options.waitTime().toNanos();
         // Transient failures are retried only within the wait time, or the retry window for short waits.
         long retryUntil = start + Math.max(waitNanos, runtime.retryWindow().toNanos());
-        AttemptContext context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime());
+        Holder holder = Holder.thisProcess(options.label().orElse(null));
+        AttemptContext context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime(), holder);
         boolean serverWait = waitNanos > 0 && backend.waitsOnServer();
         long maxServerWait = options.leaseTime().toNanos() / 2;
         runtime.metrics().acquireAttempted(info.name());
@@ -186,7 +188,7 @@ public final class BackendLockProvider<H> implements LockProvider {
                 if (attempt.isGranted() && arrivedSpent(attempt.grant(), sentAt)) {
                     giveBackSpent(context, attempt.grant(), start, waitNanos);
                     // Ask again under a new owner token: the old one's entry is being deleted.
-                    context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime());
+                    context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime(), context.holder());
                     if (watch != null) {
                         watch.close();
                         watch = backend.watch(name, context.ownerToken());
@@ -266,7 +268,7 @@ public final class BackendLockProvider<H> implements LockProvider {
                 Attempt<H> attempt = attemptOnce(context, retryUntil);
                 if (attempt.isGranted() && arrivedSpent(attempt.grant(), sentAt)) {
                     giveBackSpent(context, attempt.grant(), start, waitNanos);
-                    context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime());
+                    context = new AttemptContext(name, OwnerTokens.next(), options.leaseTime(), context.holder());
                     askNow = true;
                     continue;
                 }

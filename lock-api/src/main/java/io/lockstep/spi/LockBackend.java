@@ -192,7 +192,9 @@ public interface LockBackend<H> extends AutoCloseable {
 
     /**
      * What the backend can tell about lock {@code name} now (see {@link LockProvider#inspect}); the name
-     * is already validated. The default cannot tell.
+     * is already validated. The default cannot tell. A backend that keeps the {@linkplain
+     * AttemptContext#holder() holder} with the grant reports it in {@link io.lockstep.LockState#holder()}.
+     * Thread-safe; reads only.
      *
      * @throws io.lockstep.BackendUnavailableException if the backend could not be reached
      */

@@ -32,6 +32,16 @@ class BackendLockProviderTest {
     }
 
     @Test
+    @DisplayName("the backend is told who acquires: this process's host and pid and the label of the options")
+    void theBackendIsToldTheHolder() {
+        assertThat(provider.tryAcquire("labelled", lease(10_000).withLabel("nightly")))
+                .isPresent();
+        assertThat(backend.lastHolder).isEqualTo(io.lockstep.Holder.thisProcess("nightly"));
+        assertThat(provider.tryAcquire("unlabelled", lease(10_000))).isPresent();
+        assertThat(backend.lastHolder).isEqualTo(io.lockstep.Holder.thisProcess(null));
+    }
+
+    @Test
     @DisplayName("transient backend errors are retried and the acquire succeeds")
     void transientErrorsAreRetried() {
         backend.transientFailuresLeft = 2;

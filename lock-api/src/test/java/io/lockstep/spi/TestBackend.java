@@ -120,8 +120,12 @@ public final class TestBackend implements LockBackend<String> {
         return Attempt.granted(new Grant<>(name + "|" + ownerToken, OptionalLong.of(fence), leaseTime, sessionLoss));
     }
 
+    /** The holder of the last {@link #tryLock(AttemptContext)}. */
+    volatile io.lockstep.@Nullable Holder lastHolder;
+
     @Override
     public Attempt<String> tryLock(AttemptContext attempt) {
+        lastHolder = attempt.holder();
         attempt.attach("session-of-" + attempt.ownerToken());
         if (!serverWait) {
             return tryLock(attempt.name(), attempt.ownerToken(), attempt.leaseTime());

@@ -2,15 +2,19 @@ package io.lockstep.redis.internal;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.Holder;
 import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.AttemptContext;
 import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
+import io.lockstep.spi.HolderText;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,8 +38,11 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
 
     private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
 
-    /** What names a grant on Redis: the lock's name, its key and the owner token stored there. */
-    public record Handle(String name, String lockKey, String ownerToken) {}
+    /**
+     * What names a grant on Redis: the lock's name, its key and the value stored there, {@code <owner
+     * token> <host> <pid>[ <label>]} ({@link #storedValue}); every script compares the whole value.
+     */
+    public record Handle(String name, String lockKey, String value) {}
 
     /** What every Redis provider claims, on one server, Sentinel or Cluster alike. */
     public static final ProviderInfo INFO = new ProviderInfo(
@@ -90,6 +97,23 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
 
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        return tryLock(new AttemptContext(name, ownerToken, leaseTime));
+    }
+
+    /**
+     * The value a grant keeps in its key: the owner token, a space and the holder ({@link HolderText}), so
+     * that {@code inspect} can tell who holds the lock with no extra key or round trip. The owner token
+     * never contains a space, so the holder is whatever follows the first one.
+     */
+    static String storedValue(AttemptContext attempt) {
+        return attempt.ownerToken() + " " + HolderText.encode(attempt.holder());
+    }
+
+    @Override
+    public Attempt<Handle> tryLock(AttemptContext attempt) {
+        String name = attempt.name();
+        Duration leaseTime = attempt.leaseTime();
+        String stored = storedValue(attempt);
         Duration validity = ClockDrift.validity(leaseTime, driftFactor);
         if (validity.isNegative() || validity.isZero()) {
             throw new IllegalArgumentException("leaseTime must be longer than the clock drift allowance of "
@@ -100,7 +124,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         String lockKey = keys.lockKey(name);
         String what = "acquiring lock '" + name + "'";
         List<String> scriptKeys = List.of(lockKey, keys.fenceKey(name));
-        List<String> scriptArgs = List.of(ownerToken, Long.toString(ttlMillis));
+        List<String> scriptArgs = List.of(stored, Long.toString(ttlMillis));
         // Taken before the write: a failover racing it ends the lease rather than going unnoticed. A grant
         // that replicas acknowledged is expected to survive a failover, so it does not listen.
         @Nullable CompletionStage<LossReason> failover = ack.enabled() ? null : topology.primaryLoss();
@@ -115,11 +139,11 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         long granted = (Long) reply.get(0);
         long value = (Long) reply.get(1);
         if (granted == 1) {
-            Handle handle = new Handle(name, lockKey, ownerToken);
+            Handle handle = new Handle(name, lockKey, stored);
             if (ack.enabled() && acknowledged.acknowledgedBy() < ack.replicas()) {
                 // Fail closed: what only the primary has may vanish in a failover. Take it back now; if that
                 // fails too, the caller's abandon() tries again and the TTL ends it at the latest.
-                abandon(name, ownerToken);
+                abandon(attempt);
                 throw ack.notAcknowledged(what, where, acknowledged.acknowledgedBy());
             }
             // The server counts PX on its own clock, which may run fast: report less by the drift allowance.
@@ -133,7 +157,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         long ttlMillis = leaseTime.toMillis();
         String what = "extending lock '" + handle.name() + "'";
         List<String> scriptKeys = List.of(handle.lockKey());
-        List<String> scriptArgs = List.of(handle.ownerToken(), Long.toString(ttlMillis));
+        List<String> scriptArgs = List.of(handle.value(), Long.toString(ttlMillis));
         ReplicaAck.Acknowledged acknowledged = ack.enabled()
                 ? RedisErrors.translate(where, what, () -> {
                     ensureScripts(handle.lockKey());
@@ -192,7 +216,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         List<String> args = new ArrayList<>(2 * extensions.size());
         for (Extension<Handle> extension : extensions) {
             keysOf.add(extension.handle().lockKey());
-            args.add(extension.handle().ownerToken());
+            args.add(extension.handle().value());
             args.add(Long.toString(extension.leaseTime().toMillis()));
         }
         List<?> reply = (List<?>) RedisErrors.translate(
@@ -237,7 +261,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                 () -> run(
                         RedisScripts.RELEASE,
                         List.of(handle.lockKey()),
-                        List.of(handle.ownerToken(), keys.releaseChannel(), handle.name())));
+                        List.of(handle.value(), keys.releaseChannel(), handle.name())));
         return ((Long) reply) == 1;
     }
 
@@ -275,9 +299,10 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     }
 
     @Override
-    public void abandon(String name, String ownerToken) {
+    public void abandon(AttemptContext attempt) {
+        String name = attempt.name();
         try {
-            release(new Handle(name, keys.lockKey(name), ownerToken));
+            release(new Handle(name, keys.lockKey(name), storedValue(attempt)));
         } catch (RuntimeException e) {
             log.debug("Could not abandon lock '{}' on Redis at {}; it ends by its TTL: {}", name, where, e.toString());
         }
@@ -290,14 +315,20 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                 "inspecting lock '" + name + "'",
                 () -> run(RedisScripts.INSPECT, List.of(keys.lockKey(name), keys.fenceKey(name)), List.of()));
         long pttl = (Long) reply.get(0);
-        Object fence = reply.get(1);
-        OptionalLong lastFence = fence instanceof byte[] bytes
-                ? OptionalLong.of(Long.parseLong(new String(bytes, java.nio.charset.StandardCharsets.US_ASCII)))
-                : fence instanceof String text ? OptionalLong.of(Long.parseLong(text)) : OptionalLong.empty();
+        @Nullable String fence = text(reply.get(1));
+        OptionalLong lastFence = fence != null ? OptionalLong.of(Long.parseLong(fence)) : OptionalLong.empty();
         boolean held = pttl != -2;
         // -1: a key without expiry (never written so by Lockstep): held, remaining unknown.
         Optional<Duration> remaining = pttl >= 0 ? Optional.of(Duration.ofMillis(pttl)) : Optional.empty();
-        return Optional.of(new io.lockstep.LockState(held, lastFence, remaining));
+        // A value written by an older client is the owner token alone: no holder.
+        Optional<Holder> holder = held && reply.size() > 2 ? HolderText.decode(text(reply.get(2))) : Optional.empty();
+        return Optional.of(new io.lockstep.LockState(held, lastFence, remaining, holder));
+    }
+
+    private static @Nullable String text(@Nullable Object reply) {
+        return reply instanceof byte[] bytes
+                ? new String(bytes, StandardCharsets.US_ASCII)
+                : reply instanceof String text ? text : null;
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.lockstep.redis.internal;
 
 /**
- * Where a lock lives: {@code <prefix>{<name>}} holds the owner token and {@code <prefix>{<name>}:fence}
+ * Where a lock lives: {@code <prefix>{<name>}} holds the owner token and the holder and {@code <prefix>{<name>}:fence}
  * the fence counter. The braces make both keys one hash slot in a Redis Cluster; a lock key always
  * ends in {@code '}'} and a counter never does, so no name's lock key is another name's counter.
  */
@@ -14,7 +14,7 @@ public final class RedisKeys {
         this.prefix = prefix;
     }
 
-    /** The key holding the owner token. */
+    /** The key holding the owner token and the holder. */
     public String lockKey(String name) {
         return prefix + "{" + name + "}";
     }

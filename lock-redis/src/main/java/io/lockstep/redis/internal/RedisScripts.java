@@ -35,7 +35,8 @@ final class RedisScripts {
     }
 
     /**
-     * KEYS[1] lock key, KEYS[2] fence counter; ARGV[1] owner token, ARGV[2] lease time in ms.
+     * KEYS[1] lock key, KEYS[2] fence counter; ARGV[1] the value to store (owner token, a space, the
+     * holder), ARGV[2] lease time in ms.
      * Free: SET token PX ttl and INCR the fence, return {1, fence}. Already ours (a retried attempt
      * whose reply was lost): refresh the TTL and return the same fence, which no one else can have
      * incremented while we held the lock. Held by another: return {0, its remaining ms}.
@@ -54,7 +55,7 @@ final class RedisScripts {
             return {0, redis.call('PTTL', KEYS[1])}
             """);
 
-    /** KEYS[1] lock key; ARGV[1] owner token, ARGV[2] lease time in ms. 1 if extended, 0 if not ours. */
+    /** KEYS[1] lock key; ARGV[1] the stored value, ARGV[2] lease time in ms. 1 if extended, 0 if not ours. */
     static final LuaScript EXTEND = new LuaScript(
             """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -65,7 +66,7 @@ final class RedisScripts {
             """);
 
     /**
-     * KEYS[i] lock keys; ARGV[2i-1] owner token and ARGV[2i] lease time in ms of KEYS[i]. For each key,
+     * KEYS[i] lock keys; ARGV[2i-1] the stored value and ARGV[2i] lease time in ms of KEYS[i]. For each key,
      * what {@link #EXTEND} does, in one round trip: returns a list with 1 where the key was extended
      * and 0 where it is not ours (anymore).
      */
@@ -84,7 +85,7 @@ final class RedisScripts {
             """);
 
     /**
-     * KEYS[1] lock key; ARGV[1] owner token, ARGV[2] release channel, ARGV[3] lock name.
+     * KEYS[1] lock key; ARGV[1] the stored value, ARGV[2] release channel, ARGV[3] lock name.
      * Compare-and-delete, then tell waiters. 1 if released, 0 if not ours. The notice is sent with
      * {@code pcall}: a script is not rolled back when a later call fails, so a {@code PUBLISH} the user
      * may not do (a Redis 7 ACL user without channel permission) must not turn a done delete into an
@@ -102,10 +103,20 @@ final class RedisScripts {
 
     /**
      * A snapshot for operators: KEYS[1] lock key, KEYS[2] fence counter. Returns {PTTL of the lock (-2 when
-     * free), the fence counter or false}. Reads only; never the owner token.
+     * free), the fence counter or false, the holder or false}: the holder is what follows the owner token
+     * and a space in the lock's value (false for a value without one). Reads only; the owner token never
+     * leaves the server.
      */
     static final LuaScript INSPECT = new LuaScript(
             """
-            return {redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+            local value = redis.call('GET', KEYS[1])
+            local holder = false
+            if value then
+              local space = string.find(value, ' ', 1, true)
+              if space then
+                holder = string.sub(value, space + 1)
+              end
+            end
+            return {redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]), holder}
             """);
 }
