@@ -51,6 +51,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -84,7 +86,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code lost()} stages of the other class's leases past the kit's waits. Give each class a runtime of
  * its own ({@code LockConfig.withRuntime}), as lock-jdbc's tests do.
  */
-@ExtendWith(KitGroups.class)
+@ExtendWith({KitGroups.class, LockProviderCompatibilityKit.ExplainFaults.class})
 public abstract class LockProviderCompatibilityKit {
 
     /** Builds a new provider: a separate client (connection) to the backend under test, each call. */
@@ -142,9 +144,12 @@ public abstract class LockProviderCompatibilityKit {
 
     private final List<AutoCloseable> toClose = Collections.synchronizedList(new ArrayList<>());
     private String testPrefix = "tck";
+    /** What this test's faults did, logged as it happens and appended to a failure's message. */
+    private FaultReport report = new FaultReport("tck");
 
     @BeforeEach
     void openProvider(TestInfo info) {
+        report = new FaultReport(info.getDisplayName());
         provider = track(newProvider());
         testPrefix = "tck/" + info.getTestMethod().map(m -> m.getName()).orElse("test") + "/"
                 + UUID.randomUUID().toString().substring(0, 8);
@@ -500,7 +505,11 @@ public abstract class LockProviderCompatibilityKit {
             String name = lockName("validity-from-request");
             Duration oneWay = timing.millis(100);
             Duration ttl = longLease();
-            inject(() -> faults.addLatency(oneWay), faults::removeLatency);
+            inject(
+                    "LATENCY " + oneWay.toMillis() + " ms each way",
+                    () -> faults.addLatency(oneWay),
+                    faults::removeLatency);
+            report.lease(ttl);
             long sent = System.nanoTime();
             Lease lease = mustAcquire(provider, name, lease(ttl));
             // Counted from the request, the lease has at most ttl minus the whole call left; counted from the
@@ -664,7 +673,11 @@ public abstract class LockProviderCompatibilityKit {
             long start = System.nanoTime();
             // Two thirds of the lease: the first renewal (due by half the lease) fails or stalls, and there is
             // still time to retry it once the partition heals.
-            Runnable heal = inject(faults::partition, faults::heal);
+            report.lease(ttl);
+            Runnable heal = inject(
+                    "PARTITION for " + ttl.multipliedBy(2).dividedBy(3).toMillis() + " ms",
+                    faults::partition,
+                    faults::heal);
             pause(ttl.multipliedBy(2).dividedBy(3));
             heal.run();
             while (System.nanoTime() - start < ttl.multipliedBy(3).toNanos()) {
@@ -692,7 +705,11 @@ public abstract class LockProviderCompatibilityKit {
             Duration ttl = timing.millis(1_000);
             LockProvider other = anotherClient();
             assertThat(isFree(other, name)).isTrue();
-            inject(() -> faults.addLatency(ttl.dividedBy(10)), faults::removeLatency);
+            report.lease(ttl);
+            inject(
+                    "LATENCY " + ttl.dividedBy(10).toMillis() + " ms each way",
+                    () -> faults.addLatency(ttl.dividedBy(10)),
+                    faults::removeLatency);
             Lease lease = mustAcquire(provider, name, lease(ttl).withAutoRenew());
             long start = System.nanoTime();
             while (System.nanoTime() - start < ttl.multipliedBy(3).toNanos()) {
@@ -1451,17 +1468,42 @@ public abstract class LockProviderCompatibilityKit {
         return faults;
     }
 
-    /** Injects a fault and makes sure it is undone after the test, even if the test fails; returns the undo. */
-    private Runnable inject(Runnable fault, Runnable undo) {
+    /**
+     * Injects a fault and makes sure it is undone after the test, even if the test fails; returns the undo.
+     * {@code what} names the fault and its parameters: it is logged when injected and when healed, and
+     * shown when the test fails.
+     */
+    private Runnable inject(String what, Runnable fault, Runnable undo) {
         AtomicBoolean undone = new AtomicBoolean();
         Runnable once = () -> {
             if (undone.compareAndSet(false, true)) {
-                undo.run();
+                try {
+                    undo.run();
+                } finally {
+                    report.healed(what);
+                }
             }
         };
         track(once::run);
+        report.injected(what);
         fault.run();
         return once;
+    }
+
+    /**
+     * Appends the running test's {@link FaultReport} (the lease, the faults with their parameters and times,
+     * each client's attempts) to the message of a failed test that injected a fault or recorded a history.
+     */
+    static final class ExplainFaults implements TestExecutionExceptionHandler {
+        @Override
+        public void handleTestExecutionException(ExtensionContext context, Throwable thrown) throws Throwable {
+            for (Object instance : context.getRequiredTestInstances().getAllInstances()) {
+                if (instance instanceof LockProviderCompatibilityKit kit) {
+                    throw kit.report.explain(thrown);
+                }
+            }
+            throw thrown;
+        }
     }
 
     /** The history checker for this provider: fences only if claimed, leftovers allowed a lease time. */
@@ -1522,10 +1564,11 @@ public abstract class LockProviderCompatibilityKit {
      * a greater fence. Everything is recorded and checked as a history.
      */
     private void holderLosesTheLockAndAcquiringFailsClosed(
-            String label, Runnable fault, Runnable recover, boolean fencesSurvive) throws Exception {
+            String label, String what, Runnable fault, Runnable recover, boolean fencesSurvive) throws Exception {
         assumeCapability(Capability.LEASE_EXPIRY);
         String name = lockName(label);
         History history = new History();
+        report.lease(shortLease()).history(history);
         History.Recorder holder = history.client("holder");
         History.Recorder bystander = history.client("bystander");
         History.Recorder next = history.client("next");
@@ -1539,7 +1582,7 @@ public abstract class LockProviderCompatibilityKit {
         CompletableFuture<Long> lostAt = lostAt(lease, reason);
         lease.lost().thenAccept(r -> holder.lost(lease));
 
-        Runnable undo = inject(fault, recover);
+        Runnable undo = inject(what, fault, recover);
         long faultAt = System.nanoTime();
         // Nothing can renew the lease from here on: its deadline is what it holds now.
         holder.extended(lease);
@@ -1595,6 +1638,7 @@ public abstract class LockProviderCompatibilityKit {
             assumeCapability(Capability.FENCING);
             String name = lockName("sleeper");
             History history = new History();
+            report.lease(shortLease()).history(history);
             FencedRegister register = new FencedRegister(name, history);
             History.Recorder sleeper = history.client("sleeper");
             History.Recorder next = history.client("next");
@@ -1627,6 +1671,7 @@ public abstract class LockProviderCompatibilityKit {
             assumeTrue(uri.isPresent(), "no childJvmUri() to start a holder in another JVM");
             String name = lockName("frozen");
             History history = new History();
+            report.lease(shortLease()).history(history);
             FencedRegister register = new FencedRegister(name, history);
             History.Recorder next = history.client("next");
             Duration answer = timing.millis(30_000);
@@ -1639,7 +1684,8 @@ public abstract class LockProviderCompatibilityKit {
             child.awaitAcquired(answer);
             assertThat(child.write(register, answer)).isTrue();
 
-            Runnable thaw = inject(child::pause, child::resume);
+            Runnable thaw = inject(
+                    "SIGSTOP of the holder JVM (until another client holds the lock)", child::pause, child::resume);
             next.invoke(Op.ACQUIRE, name);
             Lease current = track(anotherClient()
                     .acquire(name, lease(longLease()).withWaitTime(shortLease().plus(margin()))));
@@ -1665,7 +1711,8 @@ public abstract class LockProviderCompatibilityKit {
                 "a partitioned holder learns it lost the lock by its validity deadline, and acquiring fails closed")
         void partitionedHolderLosesByItsDeadline() throws Exception {
             BackendFaults faults = faultsFor(Fault.PARTITION);
-            holderLosesTheLockAndAcquiringFailsClosed("partition", faults::partition, faults::heal, true);
+            holderLosesTheLockAndAcquiringFailsClosed(
+                    "partition", "PARTITION (the proxy stalls both ways)", faults::partition, faults::heal, true);
         }
     }
 
@@ -1677,7 +1724,8 @@ public abstract class LockProviderCompatibilityKit {
                 "while the server is frozen the holder learns it lost the lock by its deadline, and acquiring fails closed")
         void pausedServerHolderLosesByItsDeadline() throws Exception {
             BackendFaults faults = faultsFor(Fault.PAUSE_SERVER);
-            holderLosesTheLockAndAcquiringFailsClosed("paused", faults::pauseServer, faults::resumeServer, true);
+            holderLosesTheLockAndAcquiringFailsClosed(
+                    "paused", "PAUSE_SERVER (SIGSTOP)", faults::pauseServer, faults::resumeServer, true);
         }
     }
 
@@ -1690,7 +1738,11 @@ public abstract class LockProviderCompatibilityKit {
         void killedServerFailsClosedAndRecovers() throws Exception {
             BackendFaults faults = faultsFor(Fault.KILL_SERVER);
             holderLosesTheLockAndAcquiringFailsClosed(
-                    "killed", faults::killServer, faults::restartServer, survivesServerRestart());
+                    "killed",
+                    "KILL_SERVER (SIGKILL), restarted on healing",
+                    faults::killServer,
+                    faults::restartServer,
+                    survivesServerRestart());
         }
     }
 
@@ -1706,7 +1758,9 @@ public abstract class LockProviderCompatibilityKit {
             LockProvider crashing = anotherClient();
             Lease lease = mustAcquire(crashing, name, lease(shortLease()).withAutoRenew());
             OptionalLong before = lease.fencingToken();
+            report.lease(shortLease());
             long crashAt = System.nanoTime();
+            report.injected("the holder's provider closed without releasing (its renewal stops)");
             crashing.close();
             Lease next = track(anotherClient()
                     .acquire(name, lease(longLease()).withWaitTime(shortLease().plus(margin()))));
@@ -1726,6 +1780,7 @@ public abstract class LockProviderCompatibilityKit {
             assumeTrue(uri.isPresent(), "no childJvmUri() to start a holder in another JVM");
             String name = lockName("killed-holder");
             History history = new History();
+            report.lease(shortLease()).history(history);
             History.Recorder next = history.client("next");
             ChildJvmHolder child = track(ChildJvmHolder.builder(uri.get(), name)
                     .client("crashing")
@@ -1735,6 +1790,7 @@ public abstract class LockProviderCompatibilityKit {
                     .start());
             child.awaitAcquired(timing.millis(30_000));
             long crashAt = System.nanoTime();
+            report.injected("SIGKILL of the holder JVM");
             child.kill();
             next.invoke(Op.ACQUIRE, name);
             Lease lease = track(anotherClient()
@@ -1755,7 +1811,8 @@ public abstract class LockProviderCompatibilityKit {
                 "clients contending through a partition never overlap, fences keep increasing, and the lock is taken again after healing")
         void contentionThroughAPartition() throws Exception {
             BackendFaults faults = faultsFor(Fault.PARTITION);
-            contendThrough("contend-partition", faults::partition, faults::heal);
+            contendThrough(
+                    "contend-partition", "PARTITION (the proxy stalls both ways)", faults::partition, faults::heal);
         }
 
         @Test
@@ -1763,7 +1820,7 @@ public abstract class LockProviderCompatibilityKit {
                 "clients contending while the server is frozen never overlap, fences keep increasing, and the lock is taken again after it resumes")
         void contentionThroughAPausedServer() throws Exception {
             BackendFaults faults = faultsFor(Fault.PAUSE_SERVER);
-            contendThrough("contend-paused", faults::pauseServer, faults::resumeServer);
+            contendThrough("contend-paused", "PAUSE_SERVER (SIGSTOP)", faults::pauseServer, faults::resumeServer);
         }
     }
 
@@ -1773,10 +1830,11 @@ public abstract class LockProviderCompatibilityKit {
      * and increasing fences, and the lock must be taken again after recovery. Operations that fail during
      * the fault are recorded with unknown outcomes: a request held by the fault may still take effect later.
      */
-    private void contendThrough(String label, Runnable fault, Runnable recover) throws Exception {
+    private void contendThrough(String label, String what, Runnable fault, Runnable recover) throws Exception {
         assumeCapability(Capability.LEASE_EXPIRY);
         String name = lockName(label);
         History history = new History();
+        report.lease(shortLease()).history(history);
         FencedRegister register = new FencedRegister(name, history);
         List<LockProvider> clients = List.of(provider, anotherClient(), anotherClient());
         int threads = 4;
@@ -1815,7 +1873,7 @@ public abstract class LockProviderCompatibilityKit {
                 }));
             }
             pause(ttl);
-            Runnable undo = inject(fault, recover);
+            Runnable undo = inject(what + " for " + ttl.plus(margin()).toMillis() + " ms", fault, recover);
             pause(ttl.plus(margin()));
             undo.run();
             long recoveredAt = System.nanoTime();
@@ -1851,15 +1909,25 @@ public abstract class LockProviderCompatibilityKit {
         void expiredSessionEndsTheLease() throws Exception {
             BackendFaults faults = faultsFor(Fault.EXPIRE_SESSION);
             String name = lockName("session");
+            History history = new History();
+            report.lease(shortLease()).history(history);
+            History.Recorder holder = history.client("holder");
+            History.Recorder after = history.client("next");
             LockProvider holderClient = anotherClient();
+            holder.invoke(Op.ACQUIRE, name);
             Lease lease = mustAcquire(holderClient, name, lease(shortLease()).withAutoRenew());
+            holder.acquired(lease);
+            lease.lost().thenAccept(r -> holder.lost(lease));
+            report.injected("EXPIRE_SESSION of the holder's session");
             faults.expireSession(holderClient, lease);
             LossReason reason = lease.lost()
                     .toCompletableFuture()
                     .get(shortLease().plus(margin()).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(reason).isNotEqualTo(LossReason.RELEASED);
+            after.invoke(Op.ACQUIRE, name);
             Lease next = track(anotherClient()
                     .acquire(name, lease(longLease()).withWaitTime(shortLease().plus(margin()))));
+            after.acquired(next);
             if (info().has(Capability.FENCING)) {
                 assertThat(fence(next)).isGreaterThan(fence(lease));
             }
@@ -1877,14 +1945,21 @@ public abstract class LockProviderCompatibilityKit {
             String name = lockName("lost-reply");
             LockProvider other = anotherClient();
             assertThat(isFree(provider, name)).as("the lock before the fault").isTrue();
-            Runnable restore = inject(faults::loseReplies, faults::restoreReplies);
+            History history = new History();
+            report.lease(longLease()).history(history);
+            History.Recorder rec = history.client("client");
+            Runnable restore =
+                    inject("LOST_REPLIES on every open connection", faults::loseReplies, faults::restoreReplies);
             long start = System.nanoTime();
             Optional<Lease> got;
             boolean failedClosed = false;
+            rec.invoke(Op.ACQUIRE, name);
             try {
                 got = provider.tryAcquire(name, lease(longLease()));
                 got.ifPresent(LockProviderCompatibilityKit.this::track);
+                got.ifPresentOrElse(rec::acquired, () -> rec.fail(Op.ACQUIRE, name));
             } catch (BackendUnavailableException e) {
+                rec.unknown(Op.ACQUIRE, name);
                 got = Optional.empty();
                 failedClosed = true;
             }
@@ -1941,7 +2016,8 @@ public abstract class LockProviderCompatibilityKit {
         assertThat(other.tryAcquire(warm, lease(longLease()).withWaitTime(Duration.ofMillis(20))))
                 .isEmpty();
         warmHeld.release();
-        slow.ifPresent(f -> inject(() -> f.addLatency(oneWay), f::removeLatency));
+        slow.ifPresent(f ->
+                inject("LATENCY " + oneWay.toMillis() + " ms each way", () -> f.addLatency(oneWay), f::removeLatency));
         Duration bound = timing.millis(300).plus(oneWay.multipliedBy(6));
         int rounds = 8;
         for (int i = 0; i < rounds; i++) {
@@ -1994,8 +2070,10 @@ public abstract class LockProviderCompatibilityKit {
         for (LockProvider c : contenders) {
             assertThat(isFree(c, lockName("racing-warm-up"))).isTrue();
         }
-        slow.ifPresent(f -> inject(() -> f.addLatency(oneWay), f::removeLatency));
+        slow.ifPresent(f ->
+                inject("LATENCY " + oneWay.toMillis() + " ms each way", () -> f.addLatency(oneWay), f::removeLatency));
         History history = new History();
+        report.lease(ttl).history(history);
         History.Recorder holder = history.client("holder");
         int rounds = 6;
         ExecutorService pool = Executors.newFixedThreadPool(contenders.size());

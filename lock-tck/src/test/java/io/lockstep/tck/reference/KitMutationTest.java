@@ -203,6 +203,23 @@ class KitMutationTest {
         assertThat(control.succeeded()).as("tests the fair queue passed").isPositive();
     }
 
+    @Test
+    @DisplayName(
+            "a failed fault test says the lease, the fault with its parameters and times, and each client's attempts")
+    void aFailedFaultTestExplainsItself() throws ClassNotFoundException {
+        Outcome broken = run(MutantKits.FailOpenWhenDown.class, "Partition", "");
+        assertThat(broken.failures()).as("failures of the fail-open provider").isNotEmpty();
+        String message = String.join("\n", broken.failures());
+        assertThat(message)
+                .containsPattern("lease \\d+ ms")
+                .contains("injected PARTITION (the proxy stalls both ways)")
+                .contains("ms after it was injected")
+                .contains("attempts per client")
+                .contains("holder:")
+                .contains("bystander:")
+                .containsPattern("ACQUIRE 'partition' OK in \\d+ ms, fence \\d+, valid until \\+\\d+ ms");
+    }
+
     private record Outcome(Set<String> failedGroups, List<String> failures, int succeeded) {}
 
     private static Outcome run(Class<?> kit, String group, String method) throws ClassNotFoundException {
