@@ -8,11 +8,13 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.lockstep.BackendUnavailableException;
+import io.lockstep.Holder;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockConfig;
 import io.lockstep.LockConfigurationException;
 import io.lockstep.LockProvider;
+import io.lockstep.LockState;
 import io.lockstep.Locks;
 import io.lockstep.tck.servers.EtcdServer;
 import io.lockstep.tck.servers.LocalServer;
@@ -100,7 +102,7 @@ class EtcdLockProviderTest {
                         .as("the fence is the holder key's create revision")
                         .isEqualTo(keys.get(0).getCreateRevision());
                 assertThat(keys.get(0).getValue().toString(StandardCharsets.UTF_8))
-                        .isEqualTo(lease.ownerToken());
+                        .startsWith(lease.ownerToken() + " ");
             }
             assertThat(lease.isValid())
                     .as("closing the provider released its lease")
@@ -138,6 +140,47 @@ class EtcdLockProviderTest {
                 .as("releasing 'a' frees only 'a'")
                 .isPresent();
         assertThat(other.tryAcquire("a/b", LONG)).isEmpty();
+    }
+
+    @Test
+    @DisplayName("another client's inspect names the holder's host, pid and label, also after the key moved session")
+    void inspectNamesTheHolder() throws Exception {
+        LockProvider holder = open("who/");
+        LockProvider operator = open("who/");
+        Lease lease = holder.acquire("job", LONG.withLabel("nightly-report"));
+        LockState seen = operator.inspect("job").orElseThrow();
+        assertThat(seen.held()).isTrue();
+        assertThat(seen.fencingToken()).isEqualTo(lease.fencingToken());
+        assertThat(seen.holder()).contains(Holder.thisProcess("nightly-report"));
+        assertThat(seen.toString()).doesNotContain(lease.ownerToken());
+        assertThat(lease.extend(Duration.ofSeconds(90)))
+                .as("another lease-time class: the key moves")
+                .isTrue();
+        assertThat(operator.inspect("job").orElseThrow().holder()).contains(Holder.thisProcess("nightly-report"));
+        lease.release();
+        assertThat(operator.inspect("job").orElseThrow().holder()).isEmpty();
+        try (Lease plain = holder.acquire("job", LONG)) {
+            assertThat(operator.inspect("job").orElseThrow().holder()).contains(Holder.thisProcess(null));
+        }
+        // A key written by an older client holds the owner token alone: held, no holder.
+        admin.getKVClient()
+                .put(
+                        ByteSequence.from("who/#old/0123", StandardCharsets.UTF_8),
+                        ByteSequence.from("0123456789abcdef0123456789abcdef", StandardCharsets.UTF_8))
+                .get(5, TimeUnit.SECONDS);
+        LockState old = operator.inspect("old").orElseThrow();
+        assertThat(old.held()).isTrue();
+        assertThat(old.holder()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a bad label is refused before anything is taken, naming the label and the rule")
+    void aBadLabelTakesNothing() {
+        LockProvider locks = open("bad-label/");
+        assertThatThrownBy(() -> locks.acquire("job", LONG.withLabel("two words")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("label 'two words' has ' ' at index 3");
+        assertThat(locks.inspect("job").orElseThrow().held()).isFalse();
     }
 
     @Test

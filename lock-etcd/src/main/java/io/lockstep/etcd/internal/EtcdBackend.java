@@ -16,13 +16,16 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.Holder;
 import io.lockstep.LockRuntime;
 import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.AttemptContext;
 import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
+import io.lockstep.spi.HolderText;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
 import java.nio.charset.StandardCharsets;
@@ -88,8 +91,12 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private static final GetOption COUNT_ONLY =
             GetOption.builder().withCountOnly(true).build();
 
-    /** What names a grant: the lock, its queue key, the key's create revision (the fence) and the owner. */
-    public record Handle(String name, ByteSequence key, long revision, String ownerToken) {}
+    /**
+     * What names a grant: the lock, its queue key, the key's create revision (the fence), the owner and the
+     * key's value ({@code <owner token> <host> <pid>[ <label>]}, rewritten as it is when the key moves to
+     * another session).
+     */
+    public record Handle(String name, ByteSequence key, long revision, String ownerToken, ByteSequence value) {}
 
     private final Client client;
     private final boolean ownsClient;
@@ -175,6 +182,10 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             return Optional.of(new io.lockstep.LockState(false, OptionalLong.empty(), Optional.empty()));
         }
         KeyValue holder = first.get(0);
+        // The value is the owner token, a space and the holder: only what follows the space is shown.
+        String value = holder.getValue().toString(StandardCharsets.US_ASCII);
+        int space = value.indexOf(' ');
+        Optional<Holder> who = space < 0 ? Optional.empty() : HolderText.decode(value.substring(space + 1));
         Optional<Duration> remaining = Optional.empty();
         if (holder.getLease() != 0) {
             long ttl = await(
@@ -184,29 +195,43 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                     .getTTL();
             remaining = ttl >= 0 ? Optional.of(Duration.ofSeconds(ttl)) : Optional.empty();
         }
-        return Optional.of(new io.lockstep.LockState(true, OptionalLong.of(holder.getCreateRevision()), remaining));
+        return Optional.of(
+                new io.lockstep.LockState(true, OptionalLong.of(holder.getCreateRevision()), remaining, who));
     }
 
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
-        return tryLock(name, ownerToken, leaseTime, true);
+        return tryLock(new AttemptContext(name, ownerToken, leaseTime));
     }
 
-    private Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime, boolean mayRetry) {
+    /**
+     * Puts the attempt's key with the value {@code <owner token> <host> <pid>[ <label>]}: the holder rides
+     * in the put the acquire makes anyway, so {@link #inspect} can name it at no extra cost. Nothing reads
+     * the value to decide anything (the create revision does).
+     */
+    @Override
+    public Attempt<Handle> tryLock(AttemptContext attempt) {
+        ByteSequence value = ByteSequence.from(
+                attempt.ownerToken() + " " + HolderText.encode(attempt.holder()), StandardCharsets.US_ASCII);
+        return tryLock(attempt.name(), attempt.ownerToken(), value, attempt.leaseTime(), true);
+    }
+
+    private Attempt<Handle> tryLock(
+            String name, String ownerToken, ByteSequence value, Duration leaseTime, boolean mayRetry) {
         Session session = sessionFor(leaseTime);
         ByteSequence key = keys.key(name, ownerToken);
         ByteSequence prefix = keys.lockPrefix(name);
         long sentAt = now();
         TxnResponse reply;
         try {
-            reply = sendAcquire(name, ownerToken, session, key, prefix);
+            reply = sendAcquire(name, ownerToken, value, session, key, prefix);
         } catch (EtcdErrors.LeaseNotFound e) {
             // The session lease ended on etcd before we noticed: end it here and queue on a new one.
             session.end(LossReason.SESSION_EXPIRED);
             if (!mayRetry) {
                 throw sessionEnded("acquiring lock '" + name + "'", e);
             }
-            return tryLock(name, ownerToken, leaseTime, false);
+            return tryLock(name, ownerToken, value, leaseTime, false);
         }
         long revision;
         List<KeyValue> first;
@@ -236,7 +261,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                             null,
                             true);
                 }
-                return tryLock(name, ownerToken, leaseTime, false);
+                return tryLock(name, ownerToken, value, leaseTime, false);
             }
             mine = bound;
         }
@@ -252,7 +277,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                         null,
                         true);
             }
-            Handle handle = new Handle(name, key, revision, ownerToken);
+            Handle handle = new Handle(name, key, revision, ownerToken, value);
             Held h = new Held(handle, mine, sentAt + validityNanos);
             held.put(key, h);
             if (mine.lost.isDone()) {
@@ -301,10 +326,15 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
      * it), and every unanswered one is remembered for the fence.
      */
     private TxnResponse sendAcquire(
-            String name, String ownerToken, Session session, ByteSequence key, ByteSequence prefix) {
+            String name,
+            String ownerToken,
+            ByteSequence value,
+            Session session,
+            ByteSequence key,
+            ByteSequence prefix) {
         String what = "acquiring lock '" + name + "'";
         try {
-            return awaitRaw(acquireTxn(name, ownerToken, session, key, prefix), what);
+            return awaitRaw(acquireTxn(name, ownerToken, value, session, key, prefix), what);
         } catch (BackendUnavailableException e) {
             fence.unanswered(ownerToken, session.leaseId); // it may still be applied later
             if (!e.isTransient()) {
@@ -315,7 +345,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         CompletableFuture<TxnResponse> first = new CompletableFuture<>();
         AtomicInteger failed = new AtomicInteger();
         for (int i = 0; i < endpoints; i++) {
-            acquireTxn(name, ownerToken, session, key, prefix).whenComplete((reply, failure) -> {
+            acquireTxn(name, ownerToken, value, session, key, prefix).whenComplete((reply, failure) -> {
                 if (failure == null) {
                     first.complete(reply);
                 } else if (failed.incrementAndGet() == endpoints) {
@@ -332,13 +362,18 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     }
 
     private CompletableFuture<TxnResponse> acquireTxn(
-            String name, String ownerToken, Session session, ByteSequence key, ByteSequence prefix) {
+            String name,
+            String ownerToken,
+            ByteSequence value,
+            Session session,
+            ByteSequence key,
+            ByteSequence prefix) {
         return kv.txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)), fence.notGivenUp(name, ownerToken))
                 .Then(
                         Op.put(
                                 key,
-                                value(ownerToken),
+                                value,
                                 PutOption.builder().withLeaseId(session.leaseId).build()),
                         Op.get(prefix, FIRST))
                 .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST))
@@ -372,7 +407,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                                 .If(same)
                                 .Then(Op.put(
                                         handle.key(),
-                                        value(handle.ownerToken()),
+                                        handle.value(),
                                         PutOption.builder()
                                                 .withLeaseId(session.leaseId)
                                                 .build()))
@@ -886,10 +921,6 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private BackendUnavailableException sessionEnded(String what, Throwable cause) {
         return new BackendUnavailableException(
                 what + " failed: a session lease on etcd at " + where + " has ended", cause, true);
-    }
-
-    private static ByteSequence value(String ownerToken) {
-        return ByteSequence.from(ownerToken, StandardCharsets.UTF_8);
     }
 
     private long now() {
