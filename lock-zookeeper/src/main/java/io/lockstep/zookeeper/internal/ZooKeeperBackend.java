@@ -202,6 +202,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
 
         int observedVersion = -1;
         long observedSince;
+        // Guarded by wakeups, never by the entry's own monitor: the attempt holds that monitor while it
+        // waits for replies that ZooKeeper's event thread delivers, and signal() runs on that thread.
+        private final Object wakeups = new Object();
         private boolean signalled;
 
         Entry(String name, String token, boolean waiting) {
@@ -216,22 +219,27 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             signal();
         }
 
-        synchronized void signal() {
-            signalled = true;
-            notifyAll();
+        /** Wakes the waiter; called on ZooKeeper's event thread, so it must never wait for the attempt. */
+        void signal() {
+            synchronized (wakeups) {
+                signalled = true;
+                wakeups.notifyAll();
+            }
         }
 
-        synchronized boolean await(long nanos) throws InterruptedException {
+        boolean await(long nanos) throws InterruptedException {
             long deadline = System.nanoTime() + nanos;
-            while (!signalled) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
+            synchronized (wakeups) {
+                while (!signalled) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(wakeups, left);
                 }
-                TimeUnit.NANOSECONDS.timedWait(this, left);
+                signalled = false;
+                return true;
             }
-            signalled = false;
-            return true;
         }
     }
 
