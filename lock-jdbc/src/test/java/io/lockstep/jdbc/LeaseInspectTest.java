@@ -15,7 +15,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code inspect} in lease mode on the dialects lock-cli's test does not reach (it covers PostgreSQL):
- * MariaDB and H2 each run their own {@code inspectSql()}. A free lock is free, a held one shows exactly
+ * MariaDB and H2 each run their own {@code leftMillisSql()}. A free lock is free, a held one shows exactly
  * the holder's fence and a remaining time within its lease, and after release it is free again.
  */
 @DisplayName("lease-mode inspect on MariaDB and H2")

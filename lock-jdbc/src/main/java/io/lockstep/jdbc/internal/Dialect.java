@@ -7,10 +7,12 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The SQL of one database product for one lock table. Every statement is a constant built once from the
@@ -32,6 +34,15 @@ public abstract class Dialect {
 
     /** The bound of each plain statement in whole seconds (JDBC query timeout); 0 for none. */
     private int queryTimeout;
+
+    /**
+     * The width the optional {@code holder} column needs: {@code host pid label} of at most 253, 19 and 64
+     * characters and two spaces ({@link io.lockstep.spi.HolderText}), rounded up.
+     */
+    public static final int HOLDER_LENGTH = 340;
+
+    /** Whether the lease table has the optional {@code holder} column; found by {@link #check}. */
+    private volatile boolean holderColumn;
 
     protected Dialect(String table) {
         this.table = requireTableName(table);
@@ -242,6 +253,27 @@ public abstract class Dialect {
         differences.add("column " + column + " is " + found + ", needs " + needed);
     }
 
+    /**
+     * Notes whether the table has the optional {@code holder} column (a table made before it existed has
+     * not, and keeps working without it: claims then keep no holder), and checks its type if it has.
+     */
+    protected final void holderColumn(
+            List<String> differences, Map<String, String> types, String needed, String... accepted) {
+        boolean present = types.containsKey("holder");
+        if (present) {
+            need(differences, types, "holder", needed, accepted);
+        }
+        holderColumn = present;
+    }
+
+    /**
+     * Whether lease-mode claims write the holder ({@code host pid[ label]}) and {@link #inspectLease} reads
+     * it: only when the table has a {@code holder} column.
+     */
+    public final boolean keepsHolder() {
+        return holderColumn;
+    }
+
     /** Whether a message of {@link #check} says the table or sequence is missing (createSchema may help). */
     public static boolean isMissingSchema(LockConfigurationException e) {
         return String.valueOf(e.getMessage()).contains("does not exist");
@@ -252,8 +284,12 @@ public abstract class Dialect {
     /** The outcome of a claim: the fence if granted, else the holder's time left in milliseconds. */
     public record Claim(OptionalLong fence, long leftMillis) {}
 
-    /** Takes or re-takes (same owner) the lease row if free or expired, in one statement. */
-    public abstract Claim claim(Connection c, String name, String owner, long leaseMillis) throws SQLException;
+    /**
+     * Takes or re-takes (same owner) the lease row if free or expired, in one statement; writes {@code
+     * holder} with it when the table {@link #keepsHolder() keeps one} and it is not null.
+     */
+    public abstract Claim claim(Connection c, String name, String owner, @Nullable String holder, long leaseMillis)
+            throws SQLException;
 
     /** Moves the expiry of an unexpired row of {@code owner}; whether it was still held. */
     public abstract boolean extend(Connection c, String name, String owner, long leaseMillis) throws SQLException;
@@ -287,22 +323,24 @@ public abstract class Dialect {
     public abstract void free(Connection c, String name, String owner) throws SQLException;
 
     /**
-     * For {@code lockctl inspect}, lease mode: the row's fence and the milliseconds until its expiry on
-     * the database's clock (zero or less: free), read in one statement that never reads the owner.
-     * Empty if the lock never had a row.
+     * For {@code lockctl inspect}, lease mode: the row's fence, the milliseconds until its expiry on the
+     * database's clock (zero or less: free) and the holder where the table keeps it, read in one statement
+     * that never reads the owner. Empty if the lock never had a row.
      */
     public Optional<LeaseRow> inspectLease(Handle h, String name) {
-        return h.createQuery(inspectSql())
+        boolean holder = holderColumn;
+        return h.createQuery("SELECT fence, " + leftMillisSql() + (holder ? ", holder" : "") + " FROM " + table
+                        + " WHERE name = :name")
                 .bind("name", name)
-                .map((rs, ctx) -> new LeaseRow(rs.getLong(1), rs.getLong(2)))
+                .map((rs, ctx) -> new LeaseRow(rs.getLong(1), rs.getLong(2), holder ? rs.getString(3) : null))
                 .findOne();
     }
 
-    /** A lease row as {@link #inspectLease} reads it. */
-    public record LeaseRow(long fence, long leftMillis) {}
+    /** A lease row as {@link #inspectLease} reads it; {@code holder} as written by the last claim, or null. */
+    public record LeaseRow(long fence, long leftMillis, @Nullable String holder) {}
 
-    /** {@code SELECT fence, <milliseconds left> FROM table WHERE name = :name}. */
-    protected abstract String inspectSql();
+    /** The milliseconds until {@code expires_at} on the database's clock, as an SQL expression. */
+    protected abstract String leftMillisSql();
 
     // ------------------------------------------------------------------ session mode
 

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jdbi.v3.core.Handle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * H2 2.x (typically in memory, for tests and single-process tools): conditional {@code UPDATE}s read back
@@ -27,6 +28,7 @@ public final class H2Dialect extends Dialect {
 
     private final Sql ensureSql;
     private final Sql claimSql;
+    private final Sql claimHolderSql;
     private final Sql leftSql;
     private final Sql extendSql;
     private final Sql releaseSql;
@@ -38,11 +40,8 @@ public final class H2Dialect extends Dialect {
         super(table);
         this.ensureSql = Sql.of("INSERT INTO " + this.table + " (name, owner, fence, expires_at) SELECT :name, '', 0, "
                 + EPOCH + " FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM " + this.table + " WHERE name = :name)");
-        // The fence is drawn by the UPDATE, which runs with the row locked.
-        this.claimSql = Sql.of("SELECT fence FROM FINAL TABLE (UPDATE " + this.table + " SET owner = :owner,"
-                + " fence = CASE WHEN owner = :owner THEN fence ELSE NEXT VALUE FOR " + sequence + " END,"
-                + " expires_at = DATEADD(MILLISECOND, :ms, CURRENT_TIMESTAMP)"
-                + " WHERE name = :name AND (expires_at <= CURRENT_TIMESTAMP OR owner = :owner))");
+        this.claimSql = Sql.of(claim(false));
+        this.claimHolderSql = Sql.of(claim(true));
         this.leftSql = Sql.of("SELECT GREATEST(0, DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)) FROM "
                 + this.table + " WHERE name = :name");
         this.extendSql =
@@ -56,10 +55,19 @@ public final class H2Dialect extends Dialect {
         this.fenceSql = "SELECT NEXT VALUE FOR " + sequence + ", SESSION_ID()";
     }
 
+    /** The claim statement, writing the {@code holder} column too when {@code holder}. */
+    private String claim(boolean holder) {
+        // The fence is drawn by the UPDATE, which runs with the row locked.
+        return "SELECT fence FROM FINAL TABLE (UPDATE " + this.table + " SET owner = :owner,"
+                + (holder ? " holder = :holder," : "")
+                + " fence = CASE WHEN owner = :owner THEN fence ELSE NEXT VALUE FOR " + sequence + " END,"
+                + " expires_at = DATEADD(MILLISECOND, :ms, CURRENT_TIMESTAMP)"
+                + " WHERE name = :name AND (expires_at <= CURRENT_TIMESTAMP OR owner = :owner))";
+    }
+
     @Override
-    protected String inspectSql() {
-        return "SELECT fence, DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at) FROM " + table
-                + " WHERE name = :name";
+    protected String leftMillisSql() {
+        return "DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at)";
     }
 
     @Override
@@ -72,7 +80,8 @@ public final class H2Dialect extends Dialect {
         return List.of(
                 "CREATE SEQUENCE IF NOT EXISTS " + sequence,
                 "CREATE TABLE IF NOT EXISTS " + table + " (name VARCHAR(256) PRIMARY KEY, owner VARCHAR(64) NOT NULL,"
-                        + " fence BIGINT NOT NULL, expires_at TIMESTAMP WITH TIME ZONE NOT NULL)");
+                        + " fence BIGINT NOT NULL, expires_at TIMESTAMP WITH TIME ZONE NOT NULL, holder VARCHAR("
+                        + HOLDER_LENGTH + "))");
     }
 
     @Override
@@ -106,6 +115,7 @@ public final class H2Dialect extends Dialect {
                 .list();
         need(differences, types, "fence", "BIGINT", "bigint");
         need(differences, types, "expires_at", "TIMESTAMP WITH TIME ZONE", "timestamp with time zone");
+        holderColumn(differences, types, "VARCHAR(" + HOLDER_LENGTH + ") (optional)", "character varying", "varchar");
         h.createQuery("SELECT INCREMENT, CYCLE_OPTION FROM INFORMATION_SCHEMA.SEQUENCES"
                         + " WHERE UPPER(SEQUENCE_NAME) = UPPER(:s)")
                 .bind("s", seq)
@@ -131,12 +141,18 @@ public final class H2Dialect extends Dialect {
     }
 
     @Override
-    public Claim claim(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    public Claim claim(Connection c, String name, String owner, @Nullable String holder, long leaseMillis)
+            throws SQLException {
         ensureRow(c, name);
-        try (PreparedStatement ps = prepare(c, claimSql)) {
-            claimSql.set(ps, "name", name);
-            claimSql.set(ps, "owner", owner);
-            claimSql.set(ps, "ms", leaseMillis);
+        boolean withHolder = holder != null && keepsHolder();
+        Sql sql = withHolder ? claimHolderSql : claimSql;
+        try (PreparedStatement ps = prepare(c, sql)) {
+            sql.set(ps, "name", name);
+            sql.set(ps, "owner", owner);
+            sql.set(ps, "ms", leaseMillis);
+            if (withHolder) {
+                sql.set(ps, "holder", holder);
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     return new Claim(OptionalLong.of(rs.getLong(1)), 0);

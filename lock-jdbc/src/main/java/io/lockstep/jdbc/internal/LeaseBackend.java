@@ -2,8 +2,10 @@ package io.lockstep.jdbc.internal;
 
 import io.lockstep.ProviderInfo;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.AttemptContext;
 import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
+import io.lockstep.spi.HolderText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,8 +51,9 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
     }
 
     /**
-     * The row's fence and its time left on the database's clock; a free lock shows the last fence
-     * issued for it (rows are kept after release). The owner column is never read.
+     * The row's fence, its time left on the database's clock and, where the table has the {@code holder}
+     * column, the holder (host, pid, label); a free lock shows the last fence issued for it (rows are kept
+     * after release) and no holder. The owner column is never read.
      */
     @Override
     public Optional<io.lockstep.LockState> inspect(String name) {
@@ -64,15 +67,33 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
                 row.get().fence() > 0 ? java.util.OptionalLong.of(row.get().fence()) : java.util.OptionalLong.empty();
         return Optional.of(
                 left > 0
-                        ? new io.lockstep.LockState(true, fence, Optional.of(Duration.ofMillis(left)))
+                        ? new io.lockstep.LockState(
+                                true,
+                                fence,
+                                Optional.of(Duration.ofMillis(left)),
+                                HolderText.decode(row.get().holder()))
                         : new io.lockstep.LockState(false, fence, Optional.empty()));
     }
 
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        return tryLock(new AttemptContext(name, ownerToken, leaseTime));
+    }
+
+    /**
+     * Claims the row; where the table has the {@code holder} column, the same statement writes the holder
+     * ({@code host pid[ label]}), so keeping it costs no round trip.
+     */
+    @Override
+    public Attempt<Handle> tryLock(AttemptContext attempt) {
         requireOpen();
+        String name = attempt.name();
+        String ownerToken = attempt.ownerToken();
+        Duration leaseTime = attempt.leaseTime();
+        @Nullable String holder = dialect.keepsHolder() ? HolderText.encode(attempt.holder()) : null;
         long sent = System.nanoTime();
-        Dialect.Claim claim = withConnection("tryLock", c -> dialect.claim(c, name, ownerToken, leaseTime.toMillis()));
+        Dialect.Claim claim =
+                withConnection("tryLock", c -> dialect.claim(c, name, ownerToken, holder, leaseTime.toMillis()));
         if (claim.fence().isPresent() && System.nanoTime() - sent >= leaseTime.toNanos()) {
             // The reply came after the lease it grants had run out (a stalled connection): it is worth
             // nothing, and a holder after it may already have answered. Free the row and look again.

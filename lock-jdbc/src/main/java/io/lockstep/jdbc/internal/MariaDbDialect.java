@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jdbi.v3.core.Handle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * MariaDB 10.6+ (not MySQL, which has no sequences; refused by {@link #check}): {@code INSERT ... ON DUPLICATE KEY UPDATE} for
@@ -29,6 +30,7 @@ public final class MariaDbDialect extends Dialect {
     private static final String NOW = "UTC_TIMESTAMP(6)";
 
     private final Sql claimSql;
+    private final Sql claimHolderSql;
     private final Sql readSql;
     private final Sql extendSql;
     private final Sql releaseSql;
@@ -39,12 +41,8 @@ public final class MariaDbDialect extends Dialect {
 
     MariaDbDialect(String table) {
         super(table);
-        this.claimSql = Sql.of("INSERT INTO " + this.table + " (name, owner, fence, expires_at) VALUES (:name, :owner,"
-                + " NEXTVAL(" + sequence + "), " + NOW + " + INTERVAL :us MICROSECOND) ON DUPLICATE KEY UPDATE"
-                + " fence = IF(@lockstep_ok := (expires_at <= " + NOW + " OR owner = VALUES(owner)),"
-                + " IF(owner = VALUES(owner), fence, NEXTVAL(" + sequence + ")), fence),"
-                + " expires_at = IF(@lockstep_ok, VALUES(expires_at), expires_at),"
-                + " owner = IF(@lockstep_ok, VALUES(owner), owner)");
+        this.claimSql = Sql.of(claim(false));
+        this.claimHolderSql = Sql.of(claim(true));
         this.readSql = Sql.of("SELECT fence, owner = :owner, GREATEST(0, TIMESTAMPDIFF(MICROSECOND, " + NOW
                 + ", expires_at) DIV 1000) FROM " + this.table + " WHERE name = :name");
         this.extendSql = Sql.of("UPDATE " + this.table + " SET expires_at = " + NOW + " + INTERVAL :us MICROSECOND"
@@ -59,10 +57,24 @@ public final class MariaDbDialect extends Dialect {
         this.fenceSql = "SELECT NEXTVAL(" + sequence + "), CONNECTION_ID()";
     }
 
+    /**
+     * The claim statement, writing the {@code holder} column too when {@code holder}. Assignments run left to
+     * right: {@code @lockstep_ok} is set by the first and read by the others, the owner's last.
+     */
+    private String claim(boolean holder) {
+        return "INSERT INTO " + this.table + " (name, owner, fence, expires_at" + (holder ? ", holder" : "")
+                + ") VALUES (:name, :owner, NEXTVAL(" + sequence + "), " + NOW + " + INTERVAL :us MICROSECOND"
+                + (holder ? ", :holder" : "") + ") ON DUPLICATE KEY UPDATE"
+                + " fence = IF(@lockstep_ok := (expires_at <= " + NOW + " OR owner = VALUES(owner)),"
+                + " IF(owner = VALUES(owner), fence, NEXTVAL(" + sequence + ")), fence),"
+                + " expires_at = IF(@lockstep_ok, VALUES(expires_at), expires_at),"
+                + (holder ? " holder = IF(@lockstep_ok, VALUES(holder), holder)," : "")
+                + " owner = IF(@lockstep_ok, VALUES(owner), owner)";
+    }
+
     @Override
-    protected String inspectSql() {
-        return "SELECT fence, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) DIV 1000 FROM " + table
-                + " WHERE name = :name";
+    protected String leftMillisSql() {
+        return "TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) DIV 1000";
     }
 
     @Override
@@ -76,7 +88,8 @@ public final class MariaDbDialect extends Dialect {
                 "CREATE SEQUENCE IF NOT EXISTS " + sequence + " INCREMENT BY 1 NOCYCLE",
                 "CREATE TABLE IF NOT EXISTS " + table + " (name VARBINARY(256) NOT NULL PRIMARY KEY,"
                         + " owner VARCHAR(64) CHARACTER SET ascii NOT NULL, fence BIGINT NOT NULL,"
-                        + " expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB");
+                        + " expires_at DATETIME(6) NOT NULL, holder VARCHAR(" + HOLDER_LENGTH
+                        + ") CHARACTER SET ascii NULL) ENGINE=InnoDB");
     }
 
     @Override
@@ -169,6 +182,7 @@ public final class MariaDbDialect extends Dialect {
                 "char");
         need(differences, types, "owner", "VARCHAR(64)", "varchar", "char");
         need(differences, types, "fence", "BIGINT", "bigint");
+        holderColumn(differences, types, "VARCHAR(" + HOLDER_LENGTH + ") (optional)", "varchar", "text");
         need(
                 differences,
                 types,
@@ -211,11 +225,17 @@ public final class MariaDbDialect extends Dialect {
     }
 
     @Override
-    public Claim claim(Connection c, String name, String owner, long leaseMillis) throws SQLException {
-        try (PreparedStatement ps = prepare(c, claimSql)) {
-            claimSql.set(ps, "name", name);
-            claimSql.set(ps, "owner", owner);
-            claimSql.set(ps, "us", leaseMillis * 1000);
+    public Claim claim(Connection c, String name, String owner, @Nullable String holder, long leaseMillis)
+            throws SQLException {
+        boolean withHolder = holder != null && keepsHolder();
+        Sql sql = withHolder ? claimHolderSql : claimSql;
+        try (PreparedStatement ps = prepare(c, sql)) {
+            sql.set(ps, "name", name);
+            sql.set(ps, "owner", owner);
+            sql.set(ps, "us", leaseMillis * 1000);
+            if (withHolder) {
+                sql.set(ps, "holder", holder);
+            }
             ps.executeUpdate();
         }
         try (PreparedStatement ps = prepare(c, readSql)) {

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jdbi.v3.core.Handle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * PostgreSQL: {@code INSERT ... ON CONFLICT} for claims, {@code clock_timestamp()} for expiry, a sequence
@@ -27,6 +28,7 @@ public final class PostgresDialect extends Dialect {
     private final Sql claimSql;
     private final Sql extendSql;
     private final Sql extendManySql;
+    private final Sql claimHolderSql;
     private final Sql releaseSql;
     private final Sql deleteSql;
     private final Sql ensureSql;
@@ -42,22 +44,8 @@ public final class PostgresDialect extends Dialect {
         // VALUES nextval is evaluated before the statement waits for a concurrent claim of the same name,
         // so it can be older than the fence that claim committed. Rows are never deleted (release expires
         // them), so only the very first claim of a name uses the VALUES fence.
-        this.claimSql = Sql.of(
-                """
-                WITH ins AS (
-                    INSERT INTO %1$s AS l (name, owner, fence, expires_at)
-                    VALUES (:name, :owner, nextval('%2$s'), clock_timestamp() + :ms * interval '1 millisecond')
-                    ON CONFLICT (name) DO UPDATE SET
-                        owner = excluded.owner,
-                        fence = CASE WHEN l.owner = excluded.owner THEN l.fence ELSE nextval('%2$s') END,
-                        expires_at = clock_timestamp() + :ms * interval '1 millisecond'
-                    WHERE l.expires_at <= clock_timestamp() OR l.owner = excluded.owner
-                    RETURNING fence)
-                SELECT (SELECT fence FROM ins) AS fence,
-                       (SELECT greatest(0, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint
-                          FROM %1$s WHERE name = :name) AS left_ms
-                """
-                        .formatted(this.table, sequence));
+        this.claimSql = Sql.of(claim(false));
+        this.claimHolderSql = Sql.of(claim(true));
         this.extendSql = Sql.of("UPDATE " + this.table
                 + " SET expires_at = clock_timestamp() + :ms * interval '1 millisecond'"
                 + " WHERE name = :name AND owner = :owner AND expires_at > clock_timestamp()");
@@ -91,10 +79,33 @@ public final class PostgresDialect extends Dialect {
                 + " FROM (SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT) AS locked");
     }
 
+    /** The claim statement, writing the {@code holder} column too when {@code holder}. */
+    private String claim(boolean holder) {
+        return """
+                WITH ins AS (
+                    INSERT INTO %1$s AS l (name, owner, fence, expires_at%3$s)
+                    VALUES (:name, :owner, nextval('%2$s'), clock_timestamp() + :ms * interval '1 millisecond'%4$s)
+                    ON CONFLICT (name) DO UPDATE SET
+                        owner = excluded.owner,%5$s
+                        fence = CASE WHEN l.owner = excluded.owner THEN l.fence ELSE nextval('%2$s') END,
+                        expires_at = clock_timestamp() + :ms * interval '1 millisecond'
+                    WHERE l.expires_at <= clock_timestamp() OR l.owner = excluded.owner
+                    RETURNING fence)
+                SELECT (SELECT fence FROM ins) AS fence,
+                       (SELECT greatest(0, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint
+                          FROM %1$s WHERE name = :name) AS left_ms
+                """
+                .formatted(
+                        this.table,
+                        sequence,
+                        holder ? ", holder" : "",
+                        holder ? ", :holder" : "",
+                        holder ? " holder = excluded.holder," : "");
+    }
+
     @Override
-    protected String inspectSql() {
-        return "SELECT fence, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint FROM " + table
-                + " WHERE name = :name";
+    protected String leftMillisSql() {
+        return "ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint";
     }
 
     @Override
@@ -107,7 +118,7 @@ public final class PostgresDialect extends Dialect {
         return List.of(
                 "CREATE SEQUENCE IF NOT EXISTS " + sequence + " CACHE 1",
                 "CREATE TABLE IF NOT EXISTS " + table + " (name text PRIMARY KEY, owner text NOT NULL,"
-                        + " fence bigint NOT NULL, expires_at timestamptz NOT NULL)");
+                        + " fence bigint NOT NULL, expires_at timestamptz NOT NULL, holder text)");
     }
 
     @Override
@@ -192,6 +203,7 @@ public final class PostgresDialect extends Dialect {
         need(differences, types, "name", "text", "text", "character varying");
         need(differences, types, "owner", "text", "text", "character varying");
         need(differences, types, "fence", "bigint", "bigint");
+        holderColumn(differences, types, "text (optional)", "text", "character varying");
         need(
                 differences,
                 types,
@@ -213,11 +225,17 @@ public final class PostgresDialect extends Dialect {
     }
 
     @Override
-    public Claim claim(Connection c, String name, String owner, long leaseMillis) throws SQLException {
-        try (PreparedStatement ps = prepare(c, claimSql)) {
-            claimSql.set(ps, "name", name);
-            claimSql.set(ps, "owner", owner);
-            claimSql.set(ps, "ms", leaseMillis);
+    public Claim claim(Connection c, String name, String owner, @Nullable String holder, long leaseMillis)
+            throws SQLException {
+        boolean withHolder = holder != null && keepsHolder();
+        Sql sql = withHolder ? claimHolderSql : claimSql;
+        try (PreparedStatement ps = prepare(c, sql)) {
+            sql.set(ps, "name", name);
+            sql.set(ps, "owner", owner);
+            sql.set(ps, "ms", leaseMillis);
+            if (withHolder) {
+                sql.set(ps, "holder", holder);
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 long fence = rs.getLong(1);
