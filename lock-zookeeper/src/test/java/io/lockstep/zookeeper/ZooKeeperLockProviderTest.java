@@ -4,16 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.lockstep.BackendUnavailableException;
+import io.lockstep.Holder;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
+import io.lockstep.LockState;
 import io.lockstep.Locks;
 import io.lockstep.LossReason;
 import io.lockstep.tck.Timing;
 import io.lockstep.tck.faults.TcpProxy;
 import io.lockstep.tck.servers.ZooKeeperServer;
 import io.lockstep.zookeeper.internal.LockPaths;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -130,6 +133,54 @@ class ZooKeeperLockProviderTest {
         assertThat(lease.fencingToken()).hasValue(stat.getCzxid());
         assertThat(nodes.get(0)).startsWith(lease.ownerToken() + "-");
         lease.release();
+    }
+
+    @Test
+    @DisplayName("another client's inspect names the holder's host, pid and label, kept through a renewal and"
+            + " never in the node's name")
+    void inspectNamesTheHolder() throws Exception {
+        LockProvider operator = client();
+        Lease lease = client().tryAcquire("who", lease(5_000).withLabel("nightly-report"))
+                .orElseThrow();
+        LockState seen = operator.inspect("who").orElseThrow();
+        assertThat(seen.held()).isTrue();
+        assertThat(seen.fencingToken()).isEqualTo(lease.fencingToken());
+        assertThat(seen.holder()).contains(Holder.thisProcess("nightly-report"));
+        assertThat(seen.toString()).doesNotContain(lease.ownerToken());
+        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/who";
+        assertThat(admin.getChildren().forPath(parent)).singleElement().satisfies(node -> assertThat(node)
+                .doesNotContain("nightly"));
+        assertThat(lease.extend(timing.millis(6_000))).isTrue();
+        assertThat(operator.inspect("who").orElseThrow().holder()).contains(Holder.thisProcess("nightly-report"));
+        lease.release();
+        assertThat(operator.inspect("who").orElseThrow().holder()).isEmpty();
+        try (Lease plain = client().acquire("who", lease(5_000))) {
+            assertThat(operator.inspect("who").orElseThrow().holder()).contains(Holder.thisProcess(null));
+        }
+    }
+
+    @Test
+    @DisplayName("a node an older client wrote (the lease time alone) is held with no holder, and still expires by it")
+    void anOlderClientsNodeHasNoHolder() throws Exception {
+        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/old-format";
+        admin.create()
+                .creatingParentContainersIfNeeded()
+                .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL)
+                .forPath(parent + "/0123456789abcdef0123456789abcdef-", "5000".getBytes(StandardCharsets.US_ASCII));
+        LockState seen = client().inspect("old-format").orElseThrow();
+        assertThat(seen.held()).isTrue();
+        assertThat(seen.holder()).isEmpty();
+        assertThat(seen.remaining()).hasValueSatisfying(r -> assertThat(r).isLessThanOrEqualTo(Duration.ofSeconds(5)));
+    }
+
+    @Test
+    @DisplayName("a bad label is refused before anything is taken, naming the label and the rule")
+    void aBadLabelTakesNothing() {
+        LockProvider locks = client();
+        assertThatThrownBy(() -> locks.acquire("bad-label", lease(5_000).withLabel("two words")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("label 'two words' has ' ' at index 3");
+        assertThat(locks.inspect("bad-label").orElseThrow().held()).isFalse();
     }
 
     @Test

@@ -147,7 +147,7 @@ final class BatchedRenewals {
             this.index = index;
             this.handle = handle;
             this.leaseTime = leaseTime;
-            this.data = ZooKeeperBackend.leaseData(leaseTime);
+            this.data = ZooKeeperBackend.leaseData(leaseTime, handle.holder);
             this.bytes = 32L + handle.path.getBytes(StandardCharsets.UTF_8).length + data.length;
         }
     }

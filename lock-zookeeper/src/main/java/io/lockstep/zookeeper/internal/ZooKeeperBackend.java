@@ -2,14 +2,17 @@ package io.lockstep.zookeeper.internal;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.Holder;
 import io.lockstep.LockRuntime;
 import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.internal.BoundedLane;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.AttemptContext;
 import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
+import io.lockstep.spi.HolderText;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
 import java.nio.charset.StandardCharsets;
@@ -153,11 +156,22 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         volatile long deadline;
         /** The lease time its holder last wrote successfully: what the session must outlast. */
         volatile long leaseMillis;
+        /** The holder as {@link HolderText} wrote it, rewritten with every lease time. */
+        final String holder;
 
         volatile @Nullable ScheduledFuture<?> expiry;
 
-        Handle(String name, String token, String path, long czxid, long sessionId, int version, long leaseMillis) {
+        Handle(
+                String name,
+                String token,
+                String path,
+                long czxid,
+                long sessionId,
+                int version,
+                long leaseMillis,
+                String holder) {
             this.name = name;
+            this.holder = holder;
             this.token = token;
             this.path = path;
             this.czxid = czxid;
@@ -272,8 +286,8 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                 long leaseMillis = TimeUnit.NANOSECONDS.toMillis(leaseNanosOf(data));
                 long sinceWrite = Math.max(0, System.currentTimeMillis() - stat.getMtime());
                 Duration remaining = Duration.ofMillis(Math.max(0, leaseMillis - sinceWrite));
-                return Optional.of(
-                        new io.lockstep.LockState(true, OptionalLong.of(stat.getCzxid()), Optional.of(remaining)));
+                return Optional.of(new io.lockstep.LockState(
+                        true, OptionalLong.of(stat.getCzxid()), Optional.of(remaining), holderOf(data)));
             }
             return Optional.of(new io.lockstep.LockState(false, OptionalLong.empty(), Optional.empty()));
         } catch (Exception e) {
@@ -283,13 +297,26 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
 
     @Override
     public Attempt<Handle> tryLock(String name, String ownerToken, Duration leaseTime) {
+        return tryLock(new AttemptContext(name, ownerToken, leaseTime));
+    }
+
+    /**
+     * Queues the attempt's node with the data {@code <lease ms> <host> <pid>[ <label>]}: the holder rides in
+     * the writes the lock makes anyway (create, renewal), never in the node's name or path.
+     */
+    @Override
+    public Attempt<Handle> tryLock(AttemptContext context) {
+        String name = context.name();
+        String ownerToken = context.ownerToken();
+        Duration leaseTime = context.leaseTime();
+        String holder = HolderText.encode(context.holder());
         long started = now();
         long sessionTimeoutMs = requireConnected("acquiring lock '" + name + "'");
         requireLeaseWithinSession(leaseTime, sessionTimeoutMs);
         String key = key(name, ownerToken);
         Entry entry = entries.computeIfAbsent(key, k -> new Entry(name, ownerToken, false));
         try {
-            Attempt<Handle> attempt = attempt(entry, leaseTime, started);
+            Attempt<Handle> attempt = attempt(entry, leaseTime, holder, started);
             if (attempt.isGranted()) {
                 entries.remove(key, entry);
             } else if (!entry.waiting) {
@@ -304,9 +331,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         }
     }
 
-    private Attempt<Handle> attempt(Entry entry, Duration leaseTime, long started) throws Exception {
+    private Attempt<Handle> attempt(Entry entry, Duration leaseTime, String holder, long started) throws Exception {
         long leaseNanos = leaseTime.toNanos();
-        byte[] data = leaseData(leaseTime);
+        byte[] data = leaseData(leaseTime, holder);
         @Nullable List<String> listed = null;
         synchronized (entry) {
             if (entry.node == null) {
@@ -339,7 +366,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                 continue;
             }
             if (index == 0) {
-                return Attempt.granted(grant(entry, leaseTime, data, started));
+                return Attempt.granted(grant(entry, leaseTime, holder, data, started));
             }
             if (!entry.waiting) {
                 return Attempt.busy(leaseTime);
@@ -496,7 +523,8 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         entry.lastWriteSentAt = writeSentAt;
     }
 
-    private Grant<Handle> grant(Entry entry, Duration leaseTime, byte[] data, long started) throws Exception {
+    private Grant<Handle> grant(Entry entry, Duration leaseTime, String holder, byte[] data, long started)
+            throws Exception {
         long leaseNanos = leaseTime.toNanos();
         String node = Objects.requireNonNull(entry.node);
         // Observers count our lease from our last write; refresh it if waiting used up a third of it,
@@ -508,7 +536,14 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         boolean sessionEnded = client.getZookeeperClient().getZooKeeper().getSessionId() != entry.sessionId;
         entry.granted = true;
         Handle handle = new Handle(
-                entry.name, entry.token, node, entry.czxid, entry.sessionId, entry.version, leaseTime.toMillis());
+                entry.name,
+                entry.token,
+                node,
+                entry.czxid,
+                entry.sessionId,
+                entry.version,
+                leaseTime.toMillis(),
+                holder);
         live.add(handle);
         scheduleExpiry(handle, entry.lastWriteSentAt + leaseNanos);
         if (sessionEnded) {
@@ -574,7 +609,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
 
     private long leaseNanosOf(byte[] data) {
         try {
-            long millis = Long.parseLong(new String(data, StandardCharsets.US_ASCII).strip());
+            String text = new String(data, StandardCharsets.US_ASCII).strip();
+            int space = text.indexOf(' ');
+            long millis = Long.parseLong(space < 0 ? text : text.substring(0, space));
             if (millis > 0) {
                 return TimeUnit.MILLISECONDS.toNanos(millis);
             }
@@ -599,7 +636,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                     null,
                     true);
         }
-        byte[] data = leaseData(leaseTime);
+        byte[] data = leaseData(leaseTime, handle.holder);
         try {
             for (int attempt = 0; attempt < 2; attempt++) {
                 long sentAt = now();
@@ -1016,8 +1053,20 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         return ownerToken + "\u0000" + name;
     }
 
-    static byte[] leaseData(Duration leaseTime) {
-        return Long.toString(Math.max(1, leaseTime.toMillis())).getBytes(StandardCharsets.US_ASCII);
+    /**
+     * A node's data: its lease time in milliseconds, a space and the holder ({@link HolderText}). Observers
+     * read the lease time from the first field; data without a number there (an older client's is the
+     * number alone) counts as a session-long lease.
+     */
+    static byte[] leaseData(Duration leaseTime, String holder) {
+        return (Math.max(1, leaseTime.toMillis()) + " " + holder).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** The holder named in a node's data after the lease time, if any (an older client's data has none). */
+    private static Optional<Holder> holderOf(byte[] data) {
+        String text = new String(data, StandardCharsets.US_ASCII).strip();
+        int space = text.indexOf(' ');
+        return space < 0 ? Optional.empty() : HolderText.decode(text.substring(space + 1));
     }
 
     long now() {
