@@ -2,6 +2,7 @@ package io.lockstep.tck.reference;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.LockState;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
@@ -41,12 +42,19 @@ public final class InMemoryLockBackend implements LockBackend<InMemoryLockBacken
 
     private final InMemoryLockStore store;
     private final InMemoryLockStore.Connection connection;
+    private final boolean inspects;
     private volatile boolean closed;
 
-    /** A client of {@code store}. */
+    /** A client of {@code store}; it cannot {@link #inspect} (so {@code mem://} is a backend that cannot tell). */
     public InMemoryLockBackend(InMemoryLockStore store) {
+        this(store, false);
+    }
+
+    /** A client of {@code store} that answers {@link #inspect} if {@code inspects}: the kit's own tests use it. */
+    InMemoryLockBackend(InMemoryLockStore store, boolean inspects) {
         this.store = Objects.requireNonNull(store, "store");
         this.connection = store.connect();
+        this.inspects = inspects;
     }
 
     /** This client's connection, for broken providers in the kit's own tests. */
@@ -87,6 +95,15 @@ public final class InMemoryLockBackend implements LockBackend<InMemoryLockBacken
         if (!closed) {
             store.abandon(connection, name, ownerToken);
         }
+    }
+
+    @Override
+    public Optional<LockState> inspect(String name) {
+        if (!inspects) {
+            return Optional.empty();
+        }
+        requireOpen();
+        return Optional.of(store.inspect(connection, name));
     }
 
     @Override

@@ -33,8 +33,19 @@ public final class InMemoryLockProvider extends ForwardingLockProvider {
      * @throws IllegalArgumentException if the runtime's clock is not the store's
      */
     public InMemoryLockProvider(InMemoryLockStore store, LockRuntime runtime) {
-        super(new BackendLockProvider<>(new InMemoryLockBackend(requireSameClock(store, runtime)), runtime));
+        this(store, runtime, false);
+    }
+
+    /** As above; {@code inspects} makes {@link #inspect} answer (the kit's own tests check it against the truth). */
+    InMemoryLockProvider(InMemoryLockStore store, LockRuntime runtime, boolean inspects) {
+        super(new BackendLockProvider<>(new InMemoryLockBackend(requireSameClock(store, runtime), inspects), runtime));
         this.store = store;
+    }
+
+    /** A client of {@code store} that answers {@link #inspect}, for the kit's own tests. */
+    static InMemoryLockProvider inspecting(InMemoryLockStore store) {
+        return new InMemoryLockProvider(
+                store, LockRuntime.builder().clock(store.clock()).build(), true);
     }
 
     private static InMemoryLockStore requireSameClock(InMemoryLockStore store, LockRuntime runtime) {

@@ -1,6 +1,7 @@
 package io.lockstep.tck.reference;
 
 import io.lockstep.BackendUnavailableException;
+import io.lockstep.LockState;
 import io.lockstep.MonotonicClock;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.Grant;
@@ -192,6 +193,35 @@ public final class InMemoryLockStore {
             held = e != null && e.owner.equals(owner);
         }
         return reply(c, "get", lock, held);
+    }
+
+    /**
+     * What {@code lock} looks like now ({@link io.lockstep.LockProvider#inspect}): held, with the holder's
+     * fence and the time until it expires; or free, with the last fence issued for it, if any.
+     */
+    LockState inspect(Connection c, String lock) {
+        travel();
+        LockState state;
+        synchronized (this) {
+            awaitReachable("inspect", lock);
+            long now = clock.nanoTime();
+            Entry e = live(lock, now);
+            Long last = fences.get(lock);
+            state = e != null
+                    ? new LockState(true, OptionalLong.of(e.fence), Optional.of(Duration.ofNanos(e.expiresAt - now)))
+                    : new LockState(
+                            false, last == null ? OptionalLong.empty() : OptionalLong.of(last), Optional.empty());
+        }
+        return reply(c, "inspect", lock, state);
+    }
+
+    /**
+     * Whether an entry for {@code lock} is stored, expired or not, with its fence: a read that forgets to
+     * compare the expiry, for broken providers in the kit's own tests only.
+     */
+    synchronized OptionalLong storedFence(String lock) {
+        Entry e = locks.get(lock);
+        return e == null ? OptionalLong.empty() : OptionalLong.of(e.fence);
     }
 
     ReleaseWatch watch(String lock) {

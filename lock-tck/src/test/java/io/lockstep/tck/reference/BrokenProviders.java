@@ -6,6 +6,7 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockException;
 import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
+import io.lockstep.LockState;
 import io.lockstep.LockTimeoutException;
 import io.lockstep.LossReason;
 import io.lockstep.ProviderInfo;
@@ -115,7 +116,20 @@ final class BrokenProviders {
         /** Renewals are batched, and a batch extends only its first lease while reporting all extended. */
         EXTEND_ALL_FIRST_ONLY,
         /** The backend keeps a lock only for the whole seconds of its lease time (1.5 s is kept 1 s). */
-        LEASE_ROUNDED_DOWN_TO_SECONDS
+        LEASE_ROUNDED_DOWN_TO_SECONDS,
+        /**
+         * release() checks that the lock is held by the releasing client (any lease it was granted), not by
+         * the lease itself, as a backend that records a connection or session id as the owner does.
+         */
+        RELEASE_CHECKS_THE_CLIENT_NOT_THE_LEASE,
+        /** inspect() reads the time left in milliseconds as seconds (a PTTL taken for a TTL). */
+        INSPECT_REMAINING_IN_SECONDS,
+        /** inspect() reports a stored lock as held whether or not it expired (a row read without its expiry). */
+        INSPECT_IGNORES_EXPIRY,
+        /** A zero wait tries once, then sleeps a poll interval (200 ms) before it gives up. */
+        ZERO_WAIT_SLEEPS_A_POLL,
+        /** lost() completes half a second after the lease expired. */
+        LOST_LATE
     }
 
     private BrokenProviders() {}
@@ -148,8 +162,11 @@ final class BrokenProviders {
                     VALIDITY_FROM_REPLY,
                     RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT,
                     EXTEND_ALL_FIRST_ONLY,
-                    LEASE_ROUNDED_DOWN_TO_SECONDS ->
-                new BackendLockProvider<>(new BrokenBackend(mutation, new InMemoryLockBackend(store)), runtime);
+                    LEASE_ROUNDED_DOWN_TO_SECONDS,
+                    RELEASE_CHECKS_THE_CLIENT_NOT_THE_LEASE,
+                    INSPECT_REMAINING_IN_SECONDS,
+                    INSPECT_IGNORES_EXPIRY ->
+                new BackendLockProvider<>(new BrokenBackend(mutation, new InMemoryLockBackend(store, true)), runtime);
             case FAIL_OPEN_WHEN_DOWN,
                     LOST_NEVER_COMPLETES,
                     EXTEND_IGNORES_OWNERSHIP,
@@ -166,7 +183,9 @@ final class BrokenProviders {
                     RENEWS_TOO_LATE,
                     PREDICTABLE_TOKENS,
                     JAVA_UTIL_RANDOM_TOKENS,
-                    REMAINING_IGNORES_EXPIRY -> new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
+                    REMAINING_IGNORES_EXPIRY,
+                    ZERO_WAIT_SLEEPS_A_POLL,
+                    LOST_LATE -> new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
         };
     }
 
@@ -291,6 +310,18 @@ final class BrokenProviders {
                 delegate.store().forceRelease(delegate.connection(), handle.lock());
                 return true;
             }
+            if (mutation == Mutation.RELEASE_CHECKS_THE_CLIENT_NOT_THE_LEASE) {
+                // "Is it held by us?" where "us" is this client: any of its grants on the lock will do.
+                for (InMemoryLockBackend.Handle mine : granted) {
+                    if (mine.lock().equals(handle.lock())
+                            && delegate.store().isHeldBy(delegate.connection(), mine.lock(), mine.owner())) {
+                        delegate.store().forceRelease(delegate.connection(), handle.lock());
+                        granted.remove(handle);
+                        return true;
+                    }
+                }
+                return false;
+            }
             if (mutation == Mutation.RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT) {
                 // As a backend keyed by client (one session per connection) would: everything goes at once.
                 boolean released = delegate.release(handle);
@@ -317,6 +348,23 @@ final class BrokenProviders {
                 return new LateWatch(() -> delegate.watch(key));
             }
             return delegate.watch(key);
+        }
+
+        @Override
+        public Optional<LockState> inspect(String name) {
+            String key = key(mutation, name);
+            if (mutation == Mutation.INSPECT_IGNORES_EXPIRY) {
+                OptionalLong stored = delegate.store().storedFence(key);
+                if (stored.isPresent()) {
+                    return Optional.of(new LockState(true, stored, Optional.empty()));
+                }
+            }
+            Optional<LockState> state = delegate.inspect(key);
+            if (mutation == Mutation.INSPECT_REMAINING_IN_SECONDS) {
+                return state.map(s -> new LockState(
+                        s.held(), s.fencingToken(), s.remaining().map(left -> Duration.ofSeconds(left.toMillis()))));
+            }
+            return state;
         }
 
         @Override
@@ -418,6 +466,15 @@ final class BrokenProviders {
                 forDelegate = LeaseOptions.of(options.leaseTime()).withWaitTime(forDelegate.waitTime());
             }
             Optional<Lease> got = interruptibly(target, forDelegate);
+            if (got.isEmpty() && wait.isZero() && mutation == Mutation.ZERO_WAIT_SLEEPS_A_POLL) {
+                // "Try again in a moment" even though the caller asked for one try.
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new LockException("interrupted", e);
+                }
+            }
             if (got.isEmpty() || mutation == Mutation.FAIL_OPEN_WHEN_DOWN) {
                 return got;
             }
@@ -484,6 +541,7 @@ final class BrokenProviders {
         private final Set<BrokenLease> live;
         private final Thread acquiredOn = Thread.currentThread();
         private final CompletableFuture<LossReason> own = new CompletableFuture<>();
+        private final @Nullable CompletionStage<LossReason> late;
         private final long ownDeadline;
         private final Duration granted;
         private final String token;
@@ -496,6 +554,14 @@ final class BrokenProviders {
             this.live = live;
             this.granted = delegate.remaining();
             this.ownDeadline = System.nanoTime() + granted.toNanos();
+            // A loss found by a sweep that runs half a second behind: every reason but a release comes late.
+            this.late = mutation != Mutation.LOST_LATE
+                    ? null
+                    : delegate.lost()
+                            .thenCompose(r -> r == LossReason.RELEASED
+                                    ? CompletableFuture.completedFuture(r)
+                                    : CompletableFuture.supplyAsync(
+                                            () -> r, CompletableFuture.delayedExecutor(500, TimeUnit.MILLISECONDS)));
             this.token = switch (mutation) {
                 case PREDICTABLE_TOKENS -> String.format("%032x", BrokenProvider.COUNTER.incrementAndGet());
                 case JAVA_UTIL_RANDOM_TOKENS -> randomTokens();
@@ -614,6 +680,9 @@ final class BrokenProviders {
         public CompletionStage<LossReason> lost() {
             if (mutation == Mutation.LOST_NEVER_COMPLETES) {
                 return new CompletableFuture<>();
+            }
+            if (late != null) {
+                return late;
             }
             return ownView() ? own : delegate.lost();
         }

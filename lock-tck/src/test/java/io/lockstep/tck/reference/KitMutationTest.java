@@ -122,6 +122,17 @@ class KitMutationTest {
                         "fractionalLeaseKeepsTheLockWhileValid",
                         "Expiry"),
                 Arguments.of(
+                        MutantKits.ReleaseChecksTheClientNotTheLease.class,
+                        "Ownership",
+                        "staleReleaseOnTheSameClientLeavesTheNewLeaseHeld",
+                        "Ownership"),
+                Arguments.of(
+                        MutantKits.InspectRemainingInSeconds.class, "Inspect", "inspectAgreesWithTheLock", "Inspect"),
+                Arguments.of(
+                        MutantKits.InspectIgnoresExpiry.class, "Inspect", "inspectShowsAnExpiredLockFree", "Inspect"),
+                Arguments.of(MutantKits.ZeroWaitSleepsAPoll.class, "Waiting", "zeroWaitTriesOnce", "Waiting"),
+                Arguments.of(MutantKits.LostLate.class, "Loss", "lostCompletesOnExpiry", "Loss signal"),
+                Arguments.of(
                         MutantKits.PredictableTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),
                 Arguments.of(
                         MutantKits.JavaUtilRandomTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),

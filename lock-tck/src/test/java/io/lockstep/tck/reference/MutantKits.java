@@ -28,7 +28,7 @@ final class MutantKits {
 
         @Override
         protected LockProvider newProvider() {
-            return mutation == null ? new InMemoryLockProvider(store) : BrokenProviders.open(mutation, store);
+            return mutation == null ? InMemoryLockProvider.inspecting(store) : BrokenProviders.open(mutation, store);
         }
 
         @Override
@@ -47,6 +47,36 @@ final class MutantKits {
     static final class Reference extends MutantKit {
         Reference() {
             super(null);
+        }
+    }
+
+    static final class ReleaseChecksTheClientNotTheLease extends MutantKit {
+        ReleaseChecksTheClientNotTheLease() {
+            super(Mutation.RELEASE_CHECKS_THE_CLIENT_NOT_THE_LEASE);
+        }
+    }
+
+    static final class InspectRemainingInSeconds extends MutantKit {
+        InspectRemainingInSeconds() {
+            super(Mutation.INSPECT_REMAINING_IN_SECONDS);
+        }
+    }
+
+    static final class InspectIgnoresExpiry extends MutantKit {
+        InspectIgnoresExpiry() {
+            super(Mutation.INSPECT_IGNORES_EXPIRY);
+        }
+    }
+
+    static final class ZeroWaitSleepsAPoll extends MutantKit {
+        ZeroWaitSleepsAPoll() {
+            super(Mutation.ZERO_WAIT_SLEEPS_A_POLL);
+        }
+    }
+
+    static final class LostLate extends MutantKit {
+        LostLate() {
+            super(Mutation.LOST_LATE);
         }
     }
 
