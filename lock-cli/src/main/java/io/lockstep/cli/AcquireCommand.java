@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -56,10 +57,19 @@ final class AcquireCommand implements Callable<Integer> {
             description = "how often to print the lease's state (default ${DEFAULT-VALUE})")
     Duration every;
 
+    @Option(
+            names = "--label",
+            paramLabel = "LABEL",
+            description = "a label naming this holder to 'lockctl inspect', kept with its host and pid where the"
+                    + " backend can (1 to 64 ASCII letters, digits and . _ - : @ / +)")
+    @Nullable
+    String label;
+
     @Override
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
-        LeaseOptions options = LeaseOptions.of(lease).withWaitTime(wait).withAutoRenew();
+        LeaseOptions options =
+                Labels.apply(LeaseOptions.of(lease).withWaitTime(wait).withAutoRenew(), label);
         LockProvider provider = Locks.open(uri);
         // Ctrl-C: closing the provider releases the lease (bounded by its close timeout).
         Thread hook = new Thread(provider::close, "lockctl-release-on-exit");

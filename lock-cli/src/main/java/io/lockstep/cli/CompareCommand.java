@@ -48,11 +48,11 @@ final class CompareCommand implements Callable<Integer> {
     @Option(
             names = "--backend",
             paramLabel = "NAME[?OPTIONS]",
-            split = ",",
             description = "local backends to run (default: redis, redlock, etcd, zookeeper, jdbc; also redis-sentinel),"
-                    + " each with options: server options (redis, redlock: appendfsync=always|everysec|no) and lock-URI"
-                    + " settings (redis, redlock, redis-sentinel, etcd), e.g. 'redis?appendfsync=always',"
-                    + " 'redis-sentinel?waitReplicas=1'")
+                    + " comma-separated or repeated, each with options: server options (redis, redlock:"
+                    + " appendfsync=always|everysec|no) and lock-URI settings (redis, redlock, redis-sentinel, etcd),"
+                    + " e.g. 'redis?appendfsync=always', 'redis-sentinel?waitReplicas=1'. Inside options a comma"
+                    + " starts a new row only before a backend's name; elsewhere it is part of the value")
     List<String> backends = new ArrayList<>();
 
     @Option(
@@ -303,7 +303,7 @@ final class CompareCommand implements Callable<Integer> {
                     .toList();
         }
         List<LocalRow> out = new ArrayList<>();
-        for (String spec : backends) {
+        for (String spec : LocalRow.split(backends, catalogue)) {
             LocalRow row = LocalRow.parse(spec, catalogue);
             if (out.stream().anyMatch(r -> r.label().equals(row.label()))) {
                 throw new IllegalArgumentException("--backend '" + row.label() + "' is given twice");

@@ -2,6 +2,7 @@ package io.lockstep.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.lockstep.Holder;
 import io.lockstep.LockProvider;
 import io.lockstep.LockState;
 import io.lockstep.Locks;
@@ -16,14 +17,15 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code lockctl inspect NAME --uri U}: whether the lock is held, the fence and the TTL left, where the backend
- * tells. The exit code says it: 0 free, 4 held, 5 the backend cannot tell.
+ * {@code lockctl inspect NAME --uri U}: whether the lock is held, the fence, the TTL left and the holder (host,
+ * pid, label), where the backend tells. The exit code says it: 0 free, 4 held, 5 the backend cannot tell.
  */
 @Command(
         name = "inspect",
         mixinStandardHelpOptions = true,
         description = {
-            "Shows whether a lock is held, its fence and its remaining TTL, where the backend can tell.",
+            "Shows whether a lock is held, its fence, its remaining TTL and its holder (host, pid and the label given",
+            "with acquire/run --label), where the backend can tell.",
             "Exits 0 if the lock is free, 4 if it is held, 5 if the backend cannot tell."
         })
 final class InspectCommand implements Callable<Integer> {
@@ -39,7 +41,8 @@ final class InspectCommand implements Callable<Integer> {
 
     @Option(
             names = "--json",
-            description = "print one JSON object: lock, held (true, false or null), fence, remainingMs")
+            description = "print one JSON object: lock, backend, held (true, false or null), fence, remainingMs,"
+                    + " holder ({host, pid, label} or null)")
     boolean json;
 
     @Override
@@ -62,6 +65,11 @@ final class InspectCommand implements Callable<Integer> {
                         state.flatMap(LockState::remaining)
                                 .map(d -> d.toMillis())
                                 .orElse(null));
+                o.put(
+                        "holder",
+                        state.flatMap(LockState::holder)
+                                .map(InspectCommand::json)
+                                .orElse(null));
                 out.println(new ObjectMapper().writeValueAsString(o));
             }
             if (state.isEmpty()) {
@@ -77,12 +85,27 @@ final class InspectCommand implements Callable<Integer> {
             if (!json) {
                 if (s.held()) {
                     out.println("'" + name + "': held, fence " + fence + ", remaining TTL "
-                            + s.remaining().map(d -> d.toMillis() + " ms").orElse("unknown"));
+                            + s.remaining().map(d -> d.toMillis() + " ms").orElse("unknown") + ", holder "
+                            + s.holder().map(InspectCommand::text).orElse("unknown"));
                 } else {
                     out.println("'" + name + "': free" + (s.fencingToken().isPresent() ? ", last fence " + fence : ""));
                 }
             }
             return s.held() ? LockCtl.HELD : LockCtl.OK;
         }
+    }
+
+    /** {@code host web-3 pid 4242 label nightly}: every field is printable ASCII without spaces. */
+    private static String text(Holder h) {
+        return "host " + h.host() + " pid " + h.pid()
+                + h.label().map(l -> " label " + l).orElse("");
+    }
+
+    private static Map<String, Object> json(Holder h) {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("host", h.host());
+        o.put("pid", h.pid());
+        o.put("label", h.label().orElse(null));
+        return o;
     }
 }

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One local row of {@code compare}, as {@code --backend} names it: a backend and its options, e.g. {@code
@@ -35,6 +36,43 @@ record LocalRow(String label, BackendDescriptor descriptor, List<String> serverA
     /** A row without options. */
     static LocalRow of(BackendDescriptor d) {
         return new LocalRow(d.name(), d, List.of(), "");
+    }
+
+    /**
+     * Splits the values of {@code --backend} into rows. A comma separates rows, except inside a row's
+     * options: there it separates rows only when a backend's name follows it ({@code name}, {@code name?...}
+     * or {@code name,...}), and otherwise belongs to the option's value. So {@code 'redis?keyPrefix=a,b,etcd'}
+     * is two rows, {@code redis?keyPrefix=a,b} and {@code etcd}. A value that itself starts with a backend's
+     * name after a comma is written {@code %2C} for that comma (values are percent-decoded), or its row is
+     * given in a {@code --backend} of its own.
+     */
+    static List<String> split(List<String> given, List<BackendDescriptor> catalogue) {
+        List<String> rows = new ArrayList<>();
+        for (String value : given) {
+            @Nullable String current = null;
+            for (String piece : value.split(",", -1)) {
+                if (current != null && current.contains("?") && !startsWithBackend(piece, catalogue)) {
+                    current = current + "," + piece;
+                    continue;
+                }
+                if (current != null) {
+                    rows.add(current);
+                }
+                current = piece;
+            }
+            if (current != null) {
+                rows.add(current);
+            }
+        }
+        return rows;
+    }
+
+    private static boolean startsWithBackend(String piece, List<BackendDescriptor> catalogue) {
+        String stripped = piece.strip();
+        int q = stripped.indexOf('?');
+        String name = q < 0 ? stripped : stripped.substring(0, q);
+        return catalogue.stream()
+                .anyMatch(c -> c.name().equalsIgnoreCase(name) || c.name().equalsIgnoreCase(name + "-3"));
     }
 
     /**

@@ -76,10 +76,19 @@ final class RunCommand implements Callable<Integer> {
                     "after SIGTERM, how long the command may take to stop before SIGKILL (default ${DEFAULT-VALUE})")
     Duration grace;
 
+    @Option(
+            names = "--label",
+            paramLabel = "LABEL",
+            description = "a label naming this holder to 'lockctl inspect', kept with its host and pid where the"
+                    + " backend can (1 to 64 ASCII letters, digits and . _ - : @ / +)")
+    @Nullable
+    String label;
+
     @Override
     public Integer call() throws InterruptedException {
         PrintWriter err = spec.commandLine().getErr();
-        LeaseOptions options = LeaseOptions.of(lease).withWaitTime(wait).withAutoRenew();
+        LeaseOptions options =
+                Labels.apply(LeaseOptions.of(lease).withWaitTime(wait).withAutoRenew(), label);
         AtomicReference<@Nullable Process> child = new AtomicReference<>();
         LockProvider provider = Locks.open(uri);
         // Ctrl-C or SIGTERM to lockctl: stop the command first, then release (closing the provider).

@@ -2,6 +2,9 @@ package io.lockstep.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.lockstep.Holder;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
@@ -60,6 +63,67 @@ class AcquireInspectTest {
         Cli free = Cli.run("inspect", name, "--uri", redis.uri());
         assertThat(free.out()).contains("'" + name + "': free, last fence " + m.group(1));
         assertThat(free.exitCode()).isEqualTo(LockCtl.OK);
+    }
+
+    @Test
+    @DisplayName("inspect names the holder's host, pid and label, in the line and in --json; free has no holder")
+    void inspectNamesTheHolder() throws Exception {
+        String name = "lockctl/test/holder/" + System.nanoTime();
+        Holder me = Holder.thisProcess("nightly-report");
+        try (LockProvider other = Locks.open(redis.uri());
+                Lease held = other.acquire(
+                        name, LeaseOptions.of(Duration.ofSeconds(30)).withLabel("nightly-report"))) {
+            Cli text = Cli.run("inspect", name, "--uri", redis.uri());
+            assertThat(text.exitCode()).as(text.toString()).isEqualTo(LockCtl.HELD);
+            assertThat(text.out())
+                    .contains(
+                            "'" + name + "': held, fence " + held.fencingToken().getAsLong() + ", remaining TTL ")
+                    .contains(", holder host " + me.host() + " pid " + me.pid() + " label nightly-report")
+                    .doesNotContain(held.ownerToken());
+
+            Cli json = Cli.run("inspect", name, "--uri", redis.uri(), "--json");
+            assertThat(json.exitCode()).as(json.toString()).isEqualTo(LockCtl.HELD);
+            JsonNode o = new ObjectMapper().readTree(json.out());
+            assertThat(o.get("held").asBoolean()).isTrue();
+            assertThat(o.get("fence").asLong()).isEqualTo(held.fencingToken().getAsLong());
+            assertThat(o.get("holder").get("host").asText()).isEqualTo(me.host());
+            assertThat(o.get("holder").get("pid").asLong()).isEqualTo(me.pid());
+            assertThat(o.get("holder").get("label").asText()).isEqualTo("nightly-report");
+        }
+        Cli free = Cli.run("inspect", name, "--uri", redis.uri(), "--json");
+        assertThat(free.exitCode()).as(free.toString()).isEqualTo(LockCtl.OK);
+        assertThat(new ObjectMapper().readTree(free.out()).get("holder").isNull())
+                .isTrue();
+    }
+
+    @Test
+    @DisplayName("acquire --label puts the label on the lock, and inspect shows it with lockctl's own pid")
+    void acquireLabelIsShown() throws Exception {
+        String name = "lockctl/test/label/" + System.nanoTime();
+        CompletableFuture<Cli> holder = CompletableFuture.supplyAsync(() -> Cli.run(
+                "acquire", name, "--uri", redis.uri(), "--hold", "3s", "--lease", "2s", "--label", "cron@web-3"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Cli held;
+        do {
+            held = Cli.run("inspect", name, "--uri", redis.uri());
+        } while (!held.out().contains("held") && System.nanoTime() < deadline);
+        assertThat(held.out())
+                .as(held.toString())
+                .contains("pid " + ProcessHandle.current().pid() + " label cron@web-3");
+        assertThat(holder.get(20, TimeUnit.SECONDS).exitCode()).isZero();
+    }
+
+    @Test
+    @DisplayName("a bad --label is a usage error naming the option and the rule, and nothing is taken")
+    void aBadLabelIsAUsageError() {
+        String name = "lockctl/test/bad-label/" + System.nanoTime();
+        Cli r = Cli.run("acquire", name, "--uri", redis.uri(), "--hold", "1s", "--label", "two words");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(r.err()).contains("--label: label 'two words' has ' ' at index 3", "ASCII letters, digits");
+        Cli run = Cli.run("run", name, "--uri", redis.uri(), "--label", "x{y}", "--", "true");
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(LockCtl.USAGE);
+        assertThat(run.err()).contains("--label: label 'x{y}' has '{' at index 1");
+        assertThat(Cli.run("inspect", name, "--uri", redis.uri()).exitCode()).isEqualTo(LockCtl.OK);
     }
 
     @Test

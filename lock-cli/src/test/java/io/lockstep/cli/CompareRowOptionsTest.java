@@ -69,6 +69,37 @@ class CompareRowOptionsTest {
     }
 
     @Test
+    @DisplayName("a comma inside a row's options stays in the value; a comma before a backend's name starts a row")
+    void aCommaInsideOptionsIsNotARowSeparator() {
+        List<BackendDescriptor> catalogue = BackendDescriptor.all();
+        assertThat(LocalRow.split(List.of("redis?keyPrefix=a,b,etcd"), catalogue))
+                .containsExactly("redis?keyPrefix=a,b", "etcd");
+        assertThat(LocalRow.split(List.of("redis?keyPrefix=x,1,2,redis?appendfsync=always,zookeeper"), catalogue))
+                .containsExactly("redis?keyPrefix=x,1,2", "redis?appendfsync=always", "zookeeper");
+        assertThat(LocalRow.split(List.of("redis,etcd", "redlock?keyPrefix=p,q"), catalogue))
+                .containsExactly("redis", "etcd", "redlock?keyPrefix=p,q");
+        // A name without options is never glued to the next piece: an unknown one is still reported.
+        assertThat(LocalRow.split(List.of("redis,etcdd"), catalogue)).containsExactly("redis", "etcdd");
+        LocalRow row = LocalRow.parse("redis?keyPrefix=a,b", catalogue);
+        assertThat(row.uriSettings()).isEqualTo("keyPrefix=a,b");
+        assertThat(row.label()).isEqualTo("redis?keyPrefix=a,b");
+    }
+
+    @Test
+    @DisplayName("compare reads the comma inside a setting as part of it: one row per backend, labelled with the value")
+    void compareKeepsTheCommaInTheSetting() {
+        CompareCommand command = new CompareCommand();
+        new CommandLine(command)
+                .registerConverter(java.time.Duration.class, new DurationConverter())
+                .parseArgs("--backend", "redis?keyPrefix=a,b,etcd");
+        assertThat(command.backends).containsExactly("redis?keyPrefix=a,b,etcd");
+        assertThat(LocalRow.split(command.backends, BackendDescriptor.all()).stream()
+                        .map(spec ->
+                                LocalRow.parse(spec, BackendDescriptor.all()).label()))
+                .containsExactly("redis?keyPrefix=a,b", "etcd");
+    }
+
+    @Test
     @DisplayName("a lock-URI setting is checked by the backend's own factory: a bad value names the rule")
     void aBadUriSettingNamesTheRule() {
         IllegalArgumentException e = org.assertj.core.api.Assertions.catchThrowableOfType(

@@ -2,6 +2,7 @@ package io.lockstep.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.lockstep.Holder;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
@@ -110,7 +111,7 @@ class EveryBackendTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("inspectable")
-    @DisplayName("inspect shows the holder's fence and remaining TTL, and a free lock as free")
+    @DisplayName("inspect shows the holder's fence, remaining TTL, host, pid and label, and a free lock as free")
     void inspectShowsFenceAndRemainingTtl(String backend, String uri, long maxRemainingMs) {
         String name = "lockctl/inspect/" + backend + "/" + System.nanoTime();
         Cli before = Cli.run("inspect", name, "--uri", uri);
@@ -119,7 +120,10 @@ class EveryBackendTest {
 
         try (LockProvider provider = Locks.open(uri)) {
             Lease lease = provider.acquire(
-                    name, LeaseOptions.of(Duration.ofSeconds(2)).withWaitTime(Duration.ofSeconds(5)));
+                    name,
+                    LeaseOptions.of(Duration.ofSeconds(2))
+                            .withWaitTime(Duration.ofSeconds(5))
+                            .withLabel("cli-" + backend));
             long fence = lease.fencingToken().orElseThrow();
             Cli held = Cli.run("inspect", name, "--uri", uri);
             assertThat(held.exitCode()).as(held.toString()).isEqualTo(LockCtl.HELD);
@@ -128,6 +132,11 @@ class EveryBackendTest {
             assertThat(m.find()).as(held.toString()).isTrue();
             assertThat(Long.parseLong(m.group(1))).as("the holder's fence").isEqualTo(fence);
             assertThat(Long.parseLong(m.group(2))).as("remaining TTL").isBetween(1L, maxRemainingMs);
+            Holder me = Holder.thisProcess(null);
+            assertThat(held.out())
+                    .as(held.toString())
+                    .contains("holder host " + me.host() + " pid " + me.pid() + " label cli-" + backend);
+            assertThat(held.out()).doesNotContain(lease.ownerToken());
             assertThat(lease.release()).isTrue();
         }
         Cli after = Cli.run("inspect", name, "--uri", uri);
