@@ -317,6 +317,25 @@ public final class InMemoryLockStore {
         }
     }
 
+    /**
+     * Frees {@code lock} if one of {@code owners} holds it, in one step, as a backend that compares the
+     * client (its session) rather than the lease would; for broken providers in the kit's own tests only.
+     */
+    boolean releaseIfHeldByAnyOf(Connection c, String lock, Set<String> owners) {
+        travel();
+        boolean released;
+        synchronized (this) {
+            awaitReachable("release", lock);
+            Entry e = live(lock, clock.nanoTime());
+            released = e != null && owners.contains(e.owner);
+            if (released) {
+                locks.remove(lock);
+                signal(lock);
+            }
+        }
+        return reply(c, "release", lock, released);
+    }
+
     /** Frees {@code lock} whoever holds it; for broken providers in the kit's own tests only. */
     void forceRelease(Connection c, String lock) {
         travel();

@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.text.Normalizer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -311,16 +312,16 @@ final class BrokenProviders {
                 return true;
             }
             if (mutation == Mutation.RELEASE_CHECKS_THE_CLIENT_NOT_THE_LEASE) {
-                // "Is it held by us?" where "us" is this client: any of its grants on the lock will do.
+                // An atomic compare-and-delete, but on "held by this client": any of its grants on the lock.
+                Set<String> ours = new HashSet<>();
+                ours.add(handle.owner());
                 for (InMemoryLockBackend.Handle mine : granted) {
-                    if (mine.lock().equals(handle.lock())
-                            && delegate.store().isHeldBy(delegate.connection(), mine.lock(), mine.owner())) {
-                        delegate.store().forceRelease(delegate.connection(), handle.lock());
-                        granted.remove(handle);
-                        return true;
+                    if (mine.lock().equals(handle.lock())) {
+                        ours.add(mine.owner());
                     }
                 }
-                return false;
+                granted.remove(handle);
+                return delegate.store().releaseIfHeldByAnyOf(delegate.connection(), handle.lock(), ours);
             }
             if (mutation == Mutation.RELEASE_FREES_EVERY_LOCK_OF_THE_CLIENT) {
                 // As a backend keyed by client (one session per connection) would: everything goes at once.
