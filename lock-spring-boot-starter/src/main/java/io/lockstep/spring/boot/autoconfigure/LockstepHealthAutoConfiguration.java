@@ -13,7 +13,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.HealthContributor;
-import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -22,7 +21,9 @@ import org.springframework.context.annotation.Bean;
  * spring-boot-health}; off with {@code management.health.lockstep.enabled=false}.
  */
 @AutoConfiguration(after = LockstepAutoConfiguration.class)
-@ConditionalOnClass(HealthIndicator.class)
+// By name: on Boot 3 this class is absent, and a class literal is only safe where Boot reads the annotation
+// from bytecode (an application), not where the configuration class is loaded and reflected on (tests).
+@ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
 @ConditionalOnBean(LockProvider.class)
 @ConditionalOnEnabledHealthIndicator("lockstep")
 public final class LockstepHealthAutoConfiguration {
@@ -40,7 +41,7 @@ public final class LockstepHealthAutoConfiguration {
         Map<String, LockProviderHealthIndicator> indicators = new LinkedHashMap<>();
         providers.forEach((name, provider) -> indicators.put(
                 name,
-                new LockProviderHealthIndicator(provider, properties.getHealth().getTimeout(), probes.executor)));
+                new LockProviderHealthIndicator(provider, properties.getHealth().getTimeout(), probes.executor())));
         if (indicators.size() == 1) {
             return indicators.values().iterator().next();
         }
@@ -63,6 +64,10 @@ public final class LockstepHealthAutoConfiguration {
                 thread.setDaemon(true);
                 return thread;
             });
+        }
+
+        ExecutorService executor() {
+            return executor;
         }
 
         @Override
