@@ -18,6 +18,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Condition;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.AnnotationMetadata;
@@ -30,7 +31,7 @@ import org.springframework.core.type.AnnotationMetadata;
  *
  * <p>This module compiles against Boot 4 only, so Boot 3's types are reached by name: the indicator is a
  * {@link Proxy} of Boot 3's {@code HealthIndicator} and its {@code Health} is built through Boot 3's
- * public builder ({@code Health.up()/down().withDetails(..).build()}); the {@code lockstep-spring-boot3}
+ * public builder ({@code Health.up()/down().withDetails(..).build()}); the {@code lock-spring-boot-starter/boot3}
  * test module checks it on a real Boot 3.5 actuator. Off with {@code management.health.lockstep.enabled=false}
  * or {@code management.health.defaults.enabled=false}, as Boot 3's own indicators.
  */
@@ -39,7 +40,7 @@ import org.springframework.core.type.AnnotationMetadata;
 @ConditionalOnMissingClass("org.springframework.boot.health.contributor.HealthIndicator")
 @ConditionalOnBean(LockProvider.class)
 @Conditional(LockstepBoot3HealthAutoConfiguration.OnEnabledHealthIndicator.class)
-@org.springframework.context.annotation.Import(LockstepBoot3HealthAutoConfiguration.ContributorRegistrar.class)
+@Import(LockstepBoot3HealthAutoConfiguration.ContributorRegistrar.class)
 public final class LockstepBoot3HealthAutoConfiguration {
 
     static final String BOOT3_HEALTH = "org.springframework.boot.actuate.health.";
