@@ -17,12 +17,15 @@ import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.actuate.health.CompositeHealthContributor;
 import org.springframework.boot.actuate.health.Health;
@@ -200,6 +203,23 @@ class StarterOnBoot3Test {
             runner().withPropertyValues("lockstep.uri=" + h2())
                     .withClassLoader(new FilteredClassLoader(HealthIndicator.class))
                     .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean("lockstepHealthContributor"));
+        }
+
+        @Test
+        @DisplayName(
+                "a native image gets hints for the indicator's JDK proxy and the health builder it calls by reflection")
+        void nativeHints() throws NoSuchMethodException {
+            RuntimeHints hints = new RuntimeHints();
+            new LockstepRuntimeHints().registerHints(hints, getClass().getClassLoader());
+            assertThat(RuntimeHintsPredicates.proxies().forInterfaces(HealthIndicator.class))
+                    .accepts(hints);
+            assertThat(RuntimeHintsPredicates.reflection().onMethod(Health.class, "up"))
+                    .accepts(hints);
+            assertThat(RuntimeHintsPredicates.reflection().onMethod(Health.Builder.class, "withDetails"))
+                    .accepts(hints);
+            assertThat(RuntimeHintsPredicates.reflection()
+                            .onMethod(CompositeHealthContributor.class.getMethod("fromMap", Map.class)))
+                    .accepts(hints);
         }
 
         @Test
