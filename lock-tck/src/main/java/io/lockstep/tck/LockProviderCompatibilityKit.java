@@ -58,6 +58,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.slf4j.LoggerFactory;
 
 /**
  * The compatibility kit every Lockstep provider must pass. A provider author writes one class:
@@ -2148,41 +2149,63 @@ public abstract class LockProviderCompatibilityKit {
         warmHeld.release();
         slow.ifPresent(f ->
                 inject("LATENCY " + oneWay.toMillis() + " ms each way", () -> f.addLatency(oneWay), f::removeLatency));
-        Duration bound = timing.millis(300).plus(oneWay.multipliedBy(6));
+        // A waiter that missed the release gets the lock only at its next poll, a second after its first
+        // attempt (BackendLockProvider.MAX_POLL): well past this bound. A round over the bound is run again
+        // once at the same offset, and fails only if that is over it too, so a missed release (which
+        // happens at that offset every time) fails while one scheduler stall on a loaded machine does not.
+        Duration bound = timing.millis(400).plus(oneWay.multipliedBy(6));
         int rounds = 8;
         for (int i = 0; i < rounds; i++) {
-            String name = lockName("missed-" + i);
-            Lease held = mustAcquire(provider, name, lease(longLease()));
             long offsetNanos = oneWay.isZero() ? i * 250_000L : oneWay.toNanos() * i;
-            CompletableFuture<Long> acquiredAt = new CompletableFuture<>();
-            Thread waiter = new Thread(
-                    () -> {
-                        try {
-                            Lease lease =
-                                    track(other.acquire(name, lease(longLease()).withWaitTime(timing.millis(20_000))));
-                            long now = System.nanoTime();
-                            lease.release();
-                            acquiredAt.complete(now);
-                        } catch (Throwable t) {
-                            acquiredAt.completeExceptionally(t);
-                        }
-                    },
-                    "tck-waiter-" + i);
-            waiter.setDaemon(true);
-            long started = System.nanoTime();
-            waiter.start();
-            while (System.nanoTime() - started < offsetNanos) {
-                LockSupport.parkNanos(50_000);
+            List<Duration> handoffs = new ArrayList<>();
+            for (int attempt = 0; attempt < 2; attempt++) {
+                Duration handoff = missedReleaseRound(other, lockName("missed-" + i + "-" + attempt), offsetNanos);
+                handoffs.add(handoff);
+                if (handoff.compareTo(bound) <= 0) {
+                    break;
+                }
+                LoggerFactory.getLogger(LockProviderCompatibilityKit.class)
+                        .info(
+                                "Handoff of round {} took {} ms (bound {} ms); running the round again",
+                                i,
+                                handoff.toMillis(),
+                                bound.toMillis());
             }
-            long releasedAt = System.nanoTime();
-            held.release();
-            long handoff = acquiredAt.get(60, TimeUnit.SECONDS) - releasedAt;
-            assertThat(Duration.ofNanos(Math.max(0, handoff)))
+            assertThat(Collections.min(handoffs))
                     .as(
-                            "round %d: handoff to a waiter whose holder released %d µs after it started (one-way latency %s)",
-                            i, offsetNanos / 1_000, oneWay)
+                            "round %d: handoff to a waiter whose holder released %d µs after it started (one-way latency %s; each try: %s)",
+                            i, offsetNanos / 1_000, oneWay, handoffs)
                     .isLessThanOrEqualTo(bound);
         }
+    }
+
+    /** One round: {@code other} waits for a held lock that is released {@code offsetNanos} after it starts. */
+    private Duration missedReleaseRound(LockProvider other, String name, long offsetNanos) throws Exception {
+        Lease held = mustAcquire(provider, name, lease(longLease()));
+        CompletableFuture<Long> acquiredAt = new CompletableFuture<>();
+        Thread waiter = new Thread(
+                () -> {
+                    try {
+                        Lease lease =
+                                track(other.acquire(name, lease(longLease()).withWaitTime(timing.millis(20_000))));
+                        long now = System.nanoTime();
+                        lease.release();
+                        acquiredAt.complete(now);
+                    } catch (Throwable t) {
+                        acquiredAt.completeExceptionally(t);
+                    }
+                },
+                "tck-waiter-" + name);
+        waiter.setDaemon(true);
+        long started = System.nanoTime();
+        waiter.start();
+        while (System.nanoTime() - started < offsetNanos) {
+            LockSupport.parkNanos(50_000);
+        }
+        long releasedAt = System.nanoTime();
+        held.release();
+        long handoff = acquiredAt.get(60, TimeUnit.SECONDS) - releasedAt;
+        return Duration.ofNanos(Math.max(0, handoff));
     }
 
     /**
