@@ -26,8 +26,10 @@ import org.jspecify.annotations.Nullable;
  *       error}, the error also recorded). High-cardinality: {@value #LOCK_NAME_KEY}.
  *   <li><b>{@value #LEASE}</b>: one observation per granted lease, from the grant until {@link
  *       Lease#lost()} completes (a meter handler turns it into a long-task timer, {@code
- *       lockstep.lease.active}, and a timer of the whole hold). Its parent is the observation current
- *       when the acquire was called. Low-cardinality keys as above with {@value #END_KEY} (the {@link
+ *       lockstep.lease.active}, and a timer of the whole hold). Its parent observation is the one current
+ *       when the acquire was called; it starts while the acquire's observation is in scope, so a tracer
+ *       (Micrometer Tracing parents a span on the span in scope) shows it as a child of the acquire's
+ *       span that granted it, outliving it. Low-cardinality keys as above with {@value #END_KEY} (the {@link
  *       LossReason}) instead of the outcome; high-cardinality {@value #LOCK_NAME_KEY} and {@value
  *       #FENCE_KEY}. A lease that ends for any reason but {@code RELEASED} gets the event {@value
  *       #LOST_EVENT}, whose contextual name carries the reason.
