@@ -939,6 +939,23 @@ public abstract class LockProviderCompatibilityKit {
         @DisplayName("waiters on several clients are granted the lock in the order they started waiting")
         void waitersAreServedInTheOrderTheyCame() throws Exception {
             assumeCapability(Capability.FAIR);
+            // Each waiter gets a head start over the next, so that it has queued before the next one
+            // starts. A machine so busy that a waiter did not queue within its head start can show another
+            // order without any unfairness, so a wrong order is run once more with three times the head
+            // start; a provider that is not fair (last come, first served, say) shows it both times.
+            List<Integer> order = servedOrder(timing.millis(300));
+            if (!order.equals(List.of(0, 1, 2, 3))) {
+                LoggerFactory.getLogger(LockProviderCompatibilityKit.class)
+                        .info(
+                                "Waiters were served in the order {} with 300 ms head starts; running again with 900 ms",
+                                order);
+                order = servedOrder(timing.millis(900));
+            }
+            assertThat(order).as("the order in which waiters 0..3 got the lock").containsExactly(0, 1, 2, 3);
+        }
+
+        /** The order in which four waiters, each started {@code headStart} after the one before, got a held lock. */
+        private List<Integer> servedOrder(Duration headStart) throws Exception {
             String name = lockName("fair");
             Lease held = mustAcquire(provider, name, lease(longLease()));
             int waiters = 4;
@@ -955,7 +972,7 @@ public abstract class LockProviderCompatibilityKit {
                         lease.release();
                         return null;
                     }));
-                    pause(timing.millis(300)); // this waiter has queued before the next one starts
+                    pause(headStart); // this waiter has queued before the next one starts
                 }
                 assertThat(order).as("waiters that got a held lock").isEmpty();
                 held.release();
@@ -965,7 +982,7 @@ public abstract class LockProviderCompatibilityKit {
             } finally {
                 pool.shutdownNow();
             }
-            assertThat(order).as("the order in which waiters 0..3 got the lock").containsExactly(0, 1, 2, 3);
+            return List.copyOf(order);
         }
 
         @Test
