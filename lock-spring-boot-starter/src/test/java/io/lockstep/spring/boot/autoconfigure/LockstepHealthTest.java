@@ -12,12 +12,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthContributor;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 class LockstepHealthTest {
 
@@ -120,6 +123,28 @@ class LockstepHealthTest {
                     assertThat(context).hasNotFailed();
                     assertThat(context).doesNotHaveBean("lockstepHealthContributor");
                 });
+    }
+
+    @Test
+    @DisplayName("an application injects it as a HealthContributor by name (its declared type), as on Boot 3")
+    void injectedByName() {
+        Starter.runner()
+                .withPropertyValues("lockstep.uri=" + Starter.h2())
+                .withUserConfiguration(UsesTheIndicator.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean("lockstepStatus")).isEqualTo(Status.UP);
+                    assertThat(context.getBean("lockstepHealthContributor"))
+                            .isInstanceOf(LockProviderHealthIndicator.class);
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UsesTheIndicator {
+        @Bean
+        Status lockstepStatus(@Qualifier("lockstepHealthContributor") HealthContributor lockstep) {
+            return ((HealthIndicator) lockstep).health().getStatus();
+        }
     }
 
     private static Health awaitDetail(HealthIndicator indicator, String detail, Object value)

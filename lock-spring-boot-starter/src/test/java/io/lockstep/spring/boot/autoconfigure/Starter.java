@@ -12,12 +12,17 @@ final class Starter {
 
     private Starter() {}
 
+    /**
+     * Every auto-configuration the starter lists, as an application imports them: on Boot 4 the Boot 3
+     * health configuration backs off, on Boot 3 (the {@code boot3} test module) the Boot 4 one does.
+     */
     static ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(
                         LockstepAutoConfiguration.class,
                         LockstepLockedAutoConfiguration.class,
                         LockstepHealthAutoConfiguration.class,
+                        LockstepBoot3HealthAutoConfiguration.class,
                         LockstepActuatorAutoConfiguration.class,
                         LockstepAdaptersAutoConfiguration.class));
     }
