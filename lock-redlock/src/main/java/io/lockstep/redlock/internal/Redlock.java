@@ -1,6 +1,7 @@
 package io.lockstep.redlock.internal;
 
 import io.lockstep.BackendUnavailableException;
+import io.lockstep.LockState;
 import io.lockstep.LossReason;
 import io.lockstep.MonotonicClock;
 import io.lockstep.redlock.RedlockOptions;
@@ -76,8 +77,13 @@ final class Redlock {
         this.description = description;
     }
 
-    /** One attempt at the lock: rounds until granted, held, or out of rounds; throws if unreachable. */
-    Attempt<RedlockHandle> tryLock(String name, String ownerToken, Duration leaseTime) {
+    /**
+     * One attempt at the lock: rounds until granted, held, or out of rounds; throws if unreachable. Each
+     * round's value is the owner token, a colon and the round number, then a space and {@code holder}
+     * (the {@linkplain io.lockstep.spi.HolderText holder's text}) unless it is empty, so that {@link
+     * #inspect} can say who holds the lock.
+     */
+    Attempt<RedlockHandle> tryLock(String name, String ownerToken, Duration leaseTime, String holder) {
         long entry = clock.nanoTime();
         Duration validity = validity(leaseTime);
         noteLeaseTime(leaseTime);
@@ -87,7 +93,7 @@ final class Redlock {
         long timeout = options.nodeTimeoutFor(leaseTime).toNanos();
         long proposal = fenceHints.getOrDefault(name, 0L) + 1;
         for (int round = 1; ; round++) {
-            String value = ownerToken + ":" + rounds.incrementAndGet();
+            String value = ownerToken + ":" + rounds.incrementAndGet() + (holder.isEmpty() ? "" : " " + holder);
             String fence = Long.toString(proposal);
             long roundStart = System.nanoTime();
             FanOut.Result<AcquireReply> result = fanOut.call(
@@ -371,6 +377,29 @@ final class Redlock {
                     true);
         }
         return false;
+    }
+
+    /**
+     * What the nodes say of lock {@code name} now ({@link InspectTally}): one read on every node, within
+     * the node timeout. Throws when too few nodes answered to tell held from free.
+     */
+    LockState inspect(String name) {
+        String lockKey = options.keyPrefix() + name;
+        long timeout = options.nodeTimeoutFor(Duration.ofDays(1)).toNanos();
+        FanOut.Result<InspectTally.NodeView> result = fanOut.call(
+                nodes,
+                new Request(
+                        Scripts.INSPECT, List.of(lockKey, lockKey + RedlockBackend.FENCE_SUFFIX), (n, d) -> List.of()),
+                InspectTally.NodeView::parse,
+                r -> false,
+                timeout);
+        return InspectTally.decide(result.replies(), quorum)
+                .orElseThrow(() -> new BackendUnavailableException(
+                        "Redlock could not tell whether lock '" + name + "' is held: too few of " + nodes.size()
+                                + " nodes answered (a quorum is " + quorum + "); unreachable: "
+                                + Replies.failures(nodes, result.replies()),
+                        null,
+                        true));
     }
 
     /** Frees, after any round of {@code ownerToken} can still run, whatever its rounds left. */

@@ -2,11 +2,14 @@ package io.lockstep.redlock.internal;
 
 import io.lockstep.Capability;
 import io.lockstep.LockRuntime;
+import io.lockstep.LockState;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.redlock.RedlockOptions;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.AttemptContext;
 import io.lockstep.spi.Extension;
+import io.lockstep.spi.HolderText;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
 import java.time.Duration;
@@ -61,6 +64,7 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
     private final Redlock redlock;
     private final String description;
     private final String keyPrefix;
+    private final ProviderInfo info;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** How long {@link #close()} lets deferred releases and cleanups finish: see {@link #closeGrace}. */
     private final long closeGraceNanos;
@@ -92,16 +96,36 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         this.closeGraceNanos = closeGrace(options).toNanos();
         this.notifier = new ReleaseNotifier(nodes, keyPrefix + RELEASE_CHANNEL);
         this.redlock = new Redlock(nodes, quorum, options, runtime.clock(), fanOut, notifier.channel(), description);
+        // Each node's key runs on that node's clock; validity leaves driftFactor of the TTL.
+        this.info = INFO.withClock(io.lockstep.ClockAssumption.rateDrift(options.driftFactor()));
     }
 
     @Override
     public ProviderInfo info() {
-        return INFO;
+        return info;
     }
 
     @Override
     public Attempt<RedlockHandle> tryLock(String name, String ownerToken, Duration leaseTime) {
-        return redlock.tryLock(name, ownerToken, leaseTime);
+        return redlock.tryLock(name, ownerToken, leaseTime, "");
+    }
+
+    /** Stores the holder ({@link HolderText}) with each round's value, so that {@link #inspect} can report it. */
+    @Override
+    public Attempt<RedlockHandle> tryLock(AttemptContext attempt) {
+        return redlock.tryLock(
+                attempt.name(), attempt.ownerToken(), attempt.leaseTime(), HolderText.encode(attempt.holder()));
+    }
+
+    /**
+     * Held when one holder's value is on a quorum of nodes, with that holder's fence, the time until its
+     * quorum of keys falls apart and its host, pid and label; free when no value can be on a quorum, with
+     * the highest fence counter of any node. Throws {@link io.lockstep.BackendUnavailableException} when
+     * the nodes that did not answer could decide it.
+     */
+    @Override
+    public Optional<LockState> inspect(String name) {
+        return Optional.of(redlock.inspect(name));
     }
 
     @Override

@@ -115,6 +115,15 @@ final class Scripts {
             return 0
             """);
 
+    /**
+     * What one node knows of a lock, for {@code inspect}: KEYS lock key, fence key. Returns {value or nil,
+     * PTTL of the lock key, fence counter or nil}. Reads only.
+     */
+    static final Script INSPECT = new Script(
+            """
+            return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+            """);
+
     private Scripts() {}
 
     /** A script and its SHA-1, for EVALSHA with a fallback to EVAL. */
