@@ -37,9 +37,11 @@ class RedisCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected LockProvider newProvider() {
-        // Through the proxy, so the kit can partition clients from the server; a short socket
-        // timeout so a paused server is noticed within the kit's margins.
-        return Locks.open("redis://" + proxy.host() + ":" + proxy.port() + "?timeout=250ms");
+        // Through the proxy, so the kit can partition clients from the server. A second of socket timeout:
+        // the kit's latency fault makes every round trip 200 ms, and a 250 ms timeout failed an acquire
+        // under it on a busy machine. A paused server is still noticed in time: lost() comes from the
+        // lease's own deadline, and failing closed is bounded by the kit at far more than 8 timeouts.
+        return Locks.open("redis://" + proxy.host() + ":" + proxy.port() + "?timeout=1s");
     }
 
     @Override
@@ -54,6 +56,6 @@ class RedisCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected Optional<String> childJvmUri() {
-        return Optional.of(redis.uri() + "?timeout=250ms");
+        return Optional.of(redis.uri() + "?timeout=1s");
     }
 }
