@@ -58,6 +58,13 @@ final class FaultReport {
         log.info("Fault injected in '{}': {}", test, fault);
     }
 
+    /** Logs and remembers what a fault did (for example whether two validity windows overlapped). */
+    synchronized void observed(String what) {
+        long now = System.nanoTime();
+        faults.add(String.format("+%d ms observed: %s", millis(now - origin), what));
+        log.info("Fault observed in '{}': {}", test, what);
+    }
+
     /** Logs and remembers that {@code fault} was undone. */
     synchronized void healed(String fault) {
         long now = System.nanoTime();

@@ -1621,7 +1621,7 @@ public abstract class LockProviderCompatibilityKit {
      * {@code what} names the fault and its parameters: it is logged when injected and when healed, and
      * shown when the test fails.
      */
-    private Runnable inject(String what, Runnable fault, Runnable undo) {
+    Runnable inject(String what, Runnable fault, Runnable undo) {
         AtomicBoolean undone = new AtomicBoolean();
         Runnable once = () -> {
             if (undone.compareAndSet(false, true)) {
@@ -1654,8 +1654,13 @@ public abstract class LockProviderCompatibilityKit {
         }
     }
 
+    /** This test's fault report, for the groups whose checks live in files of their own. */
+    FaultReport report() {
+        return report;
+    }
+
     /** The history checker for this provider: fences only if claimed, leftovers allowed a lease time. */
-    private HistoryChecker checker() {
+    HistoryChecker checker() {
         HistoryChecker checker =
                 HistoryChecker.strict().leftoverAllowance(margin(), shortLease().plus(margin()));
         return info().has(Capability.FENCING) ? checker : checker.withoutFences();
@@ -2079,6 +2084,32 @@ public abstract class LockProviderCompatibilityKit {
             if (info().has(Capability.FENCING)) {
                 assertThat(fence(next)).isGreaterThan(fence(lease));
             }
+        }
+    }
+
+    @Nested
+    @DisplayName("Fault: clocks")
+    class Clock {
+        private final ClockChecks checks = new ClockChecks(LockProviderCompatibilityKit.this);
+
+        @Test
+        @DisplayName(
+                "a holder whose clock runs slow, within the drift the provider declares, counts its lease over before another client gets the lock")
+        void slowHolderWithinTheDeclaredDriftNeverOverlaps() {
+            checks.slowHolderWithinTheDeclaredDrift();
+        }
+
+        @Test
+        @DisplayName(
+                "a holder whose clock runs slow beyond the declared drift is stopped by a fenced resource, and the kit reports whether the windows overlapped")
+        void slowHolderBeyondTheDeclaredDriftIsStoppedByFences() {
+            checks.slowHolderBeyondTheDeclaredDrift();
+        }
+
+        @Test
+        @DisplayName("a contender whose wall clock is far off does not take a held lock before its lease ends")
+        void contenderWithAnOffsetWallClockWaitsForTheLease() {
+            checks.contenderWithAnOffsetWallClock();
         }
     }
 

@@ -16,6 +16,7 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.ClockAssumption;
 import io.lockstep.Holder;
 import io.lockstep.LockRuntime;
 import io.lockstep.LossReason;
@@ -78,7 +79,9 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                     Capability.LEASE_EXPIRY,
                     Capability.EXTEND,
                     Capability.NOTIFIED_WAIT,
-                    Capability.FAIR));
+                    Capability.FAIR),
+            // Validity is the whole lease time on the client's clock against the leader's lease TTL: no allowance.
+            ClockAssumption.NONE);
 
     private static final GetOption FIRST = GetOption.builder()
             .isPrefix(true)

@@ -2,6 +2,7 @@ package io.lockstep.jdbc.internal;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.ClockAssumption;
 import io.lockstep.LockConfigurationException;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
@@ -65,6 +66,12 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
     }
 
     /**
+     * Expiry runs on the database's clock ({@code clock_timestamp() + leaseTime}) and validity is the whole
+     * lease time on the client's: no allowance for a database clock that runs fast.
+     */
+    private static final ClockAssumption CLOCK = ClockAssumption.NONE;
+
+    /**
      * What a provider claims without connecting: fences always; expiry and extend in lease mode only
      * (a session lock lasts as long as its database session); notified waits where the database has a
      * notification channel and notifications are on (PostgreSQL's LISTEN/NOTIFY).
@@ -78,7 +85,7 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
         if (notified) {
             caps.add(Capability.NOTIFIED_WAIT);
         }
-        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps);
+        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps, CLOCK);
     }
 
     /** Fences, expiry, extend, notified waits where the database has them; less {@code missing}. */
@@ -88,7 +95,7 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
         if (signals != null) {
             caps.add(Capability.NOTIFIED_WAIT);
         }
-        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps);
+        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps, CLOCK);
     }
 
     @Override

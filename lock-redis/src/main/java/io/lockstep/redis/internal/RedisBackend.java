@@ -92,7 +92,8 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
 
     @Override
     public ProviderInfo info() {
-        return INFO;
+        // The key's TTL runs on the server's clock; validity leaves driftFactor of it (ClockDrift).
+        return INFO.withClock(io.lockstep.ClockAssumption.rateDrift(driftFactor));
     }
 
     @Override

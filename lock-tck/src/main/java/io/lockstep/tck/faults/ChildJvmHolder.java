@@ -51,8 +51,8 @@ import org.slf4j.LoggerFactory;
  * <p>The child runs {@code java} from this JVM's {@code java.home} with this JVM's class path, opens the
  * provider with {@link Locks#open(String)} and acquires the lock. It talks in lines: on stdout {@code
  * ACQUIRED <fence|->}, {@code FAILED <message>}, {@code LOST <reason>}, {@code WROTE <fence|-> <valid>},
- * {@code RELEASED <true|false>} and {@link Event#toLine() EVENT} lines for the {@link History}; on stdin
- * the commands {@code WRITE}, {@code RELEASE} and {@code EXIT}. It exits by itself when its stdin closes
+ * {@code RELEASED <true|false>}, {@code REMAINING <nanos>} and {@link Event#toLine() EVENT} lines for the
+ * {@link History}; on stdin the commands {@code WRITE}, {@code REMAINING}, {@code RELEASE} and {@code EXIT}. It exits by itself when its stdin closes
  * (the parent died) and after its maximum lifetime, and a shutdown hook of this JVM kills children that
  * are still running (a child frozen by SIGSTOP notices nothing), so no child outlives a test run.
  *
@@ -85,6 +85,7 @@ public final class ChildJvmHolder implements AutoCloseable {
     private final Thread reader;
     private volatile @Nullable LossReason lost;
     private @Nullable OptionalLong fence;
+    private volatile boolean lastWriteWhileValid;
 
     private ChildJvmHolder(Builder b) throws IOException {
         this.client = b.client;
@@ -107,9 +108,11 @@ public final class ChildJvmHolder implements AutoCloseable {
                 Long.toString(b.waitTime.toMillis()),
                 Boolean.toString(b.autoRenew),
                 Long.toString(b.maxLifetime.toMillis())));
-        this.process = new ProcessBuilder(command)
-                .redirectError(ProcessBuilder.Redirect.to(stderr.toFile()))
-                .start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.to(stderr.toFile()));
+        if (b.clock != null) {
+            builder.environment().putAll(b.clock.environment());
+        }
+        this.process = builder.start();
         LIVE.add(process);
         process.onExit().thenRun(() -> LIVE.remove(process));
         this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
@@ -202,7 +205,16 @@ public final class ChildJvmHolder implements AutoCloseable {
         if (writeFence.isEmpty()) {
             throw new AssertionError(client + " has no fencing token to write with");
         }
+        lastWriteWhileValid = parts.length > 2 && Boolean.parseBoolean(parts[2]);
         return register.write(client, writeFence.getAsLong());
+    }
+
+    /**
+     * Whether the child's lease was still valid, by the child's own clock, when it made its last {@link
+     * #write}: true after another client got the lock means their validity windows overlapped.
+     */
+    public boolean lastWriteWhileValid() {
+        return lastWriteWhileValid;
     }
 
     /**
@@ -214,6 +226,18 @@ public final class ChildJvmHolder implements AutoCloseable {
         send("RELEASE");
         String reply = awaitReply(timeout, "RELEASED");
         return Boolean.parseBoolean(reply.substring("RELEASED".length()).strip());
+    }
+
+    /**
+     * Asks the child how long its lease stays valid, by the child's own clock ({@code Lease.remaining()}).
+     *
+     * @throws AssertionError if the child did not answer within {@code timeout}
+     */
+    public Duration remaining(Duration timeout) {
+        send("REMAINING");
+        String reply = awaitReply(timeout, "REMAINING");
+        return Duration.ofNanos(
+                Long.parseLong(reply.substring("REMAINING".length()).strip()));
     }
 
     /** Why the child's lease was lost, once it reported it. */
@@ -369,6 +393,7 @@ public final class ChildJvmHolder implements AutoCloseable {
         private Duration maxLifetime = Duration.ofMinutes(2);
         private List<String> jvmArgs = List.of();
         private @Nullable History history;
+        private @Nullable FakeClock clock;
 
         private Builder(String uri, String lock) {
             this.uri = Objects.requireNonNull(uri, "uri");
@@ -426,11 +451,25 @@ public final class ChildJvmHolder implements AutoCloseable {
         }
 
         /**
+         * Runs the child on {@code clock} (libfaketime). A clock whose monotonic time is faked cannot be
+         * combined with {@link #history(History)}: the child's event times would not line up with this JVM's.
+         *
+         * @throws IllegalStateException if libfaketime is not installed (when the child starts)
+         */
+        public Builder clock(FakeClock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
          * Starts the child; it acquires at once (see {@link ChildJvmHolder#awaitAcquired(Duration)}).
          *
          * @throws UncheckedIOException if the JVM cannot be started
          */
         public ChildJvmHolder start() {
+            if (clock != null && clock.fakesMonotonic() && history != null) {
+                throw new IllegalStateException("a child on a " + clock + " cannot report history events");
+            }
             try {
                 return new ChildJvmHolder(this);
             } catch (IOException e) {
@@ -518,6 +557,7 @@ public final class ChildJvmHolder implements AutoCloseable {
         while ((command = in.readLine()) != null) {
             switch (command.strip()) {
                 case "WRITE" -> out.println("WROTE " + fence(lease) + " " + lease.isValid());
+                case "REMAINING" -> out.println("REMAINING " + lease.remaining().toNanos());
                 case "RELEASE" -> {
                     emit(out, me.invoke(Op.RELEASE, lock));
                     boolean released;

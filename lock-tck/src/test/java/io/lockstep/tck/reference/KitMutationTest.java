@@ -231,6 +231,28 @@ class KitMutationTest {
                 .containsPattern("ACQUIRE 'partition' OK in \\d+ ms, fence \\d+, valid until \\+\\d+ ms");
     }
 
+    @Test
+    @DisplayName(
+            "a provider that declares a clock drift but grants the whole lease fails \"Fault: clocks\"; one that leaves the drift passes it")
+    void theKitCatchesAHolderThatIgnoresClockDrift() throws ClassNotFoundException {
+        try {
+            String method = "slowHolderWithinTheDeclaredDriftNeverOverlaps";
+            Outcome broken = run(MutantKits.IgnoresDrift.class, "Clock", method);
+            assertThat(broken.failedGroups())
+                    .as("groups failed by the provider that ignores drift; failures: %s", broken.failures())
+                    .contains("Fault: clocks");
+            assertThat(String.join("\n", broken.failures())).contains("OVERLAPPING_HOLDS");
+
+            Outcome control = run(MutantKits.RespDriftReference.class, "Clock", "");
+            assertThat(control.failures())
+                    .as("the provider that leaves the drift, in Fault: clocks")
+                    .isEmpty();
+            assertThat(control.succeeded()).as("clock tests it passed").isEqualTo(3);
+        } finally {
+            MutantKits.RespDriftKit.stopRedis();
+        }
+    }
+
     private record Outcome(Set<String> failedGroups, List<String> failures, int succeeded) {}
 
     private static Outcome run(Class<?> kit, String group, String method) throws ClassNotFoundException {

@@ -2,10 +2,13 @@ package io.lockstep.tck.reference;
 
 import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
+import io.lockstep.Locks;
 import io.lockstep.spi.BackendLockProvider;
 import io.lockstep.tck.LockProviderCompatibilityKit;
 import io.lockstep.tck.faults.BackendFaults;
 import io.lockstep.tck.reference.BrokenProviders.Mutation;
+import io.lockstep.tck.servers.RedisServer;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,6 +44,62 @@ final class MutantKits {
             return new BackendLockProvider<>(
                     new FairQueueBackend(new InMemoryLockBackend(store), lastFirst),
                     LockRuntime.builder().clock(store.clock()).build());
+        }
+    }
+
+    /**
+     * The kit against the raw-RESP fixture on a real redis-server (started once, stopped by {@link
+     * #stopRedis()}), declaring a clock drift of 30%, with holders in child JVMs: the clock group runs a
+     * holder on a clock slowed by libfaketime, which the in-memory reference cannot share a store with.
+     */
+    abstract static class RespDriftKit extends LockProviderCompatibilityKit {
+        private static @Nullable RedisServer redis;
+        private final String extra;
+
+        RespDriftKit(String extra) {
+            this.extra = extra;
+        }
+
+        private synchronized String uri() {
+            synchronized (RespDriftKit.class) {
+                if (redis == null) {
+                    redis = RedisServer.start();
+                }
+                return "resp://127.0.0.1:" + redis.port() + "?timeout=500ms&driftFactor=0.3" + extra;
+            }
+        }
+
+        static void stopRedis() {
+            synchronized (RespDriftKit.class) {
+                if (redis != null) {
+                    redis.close();
+                    redis = null;
+                }
+            }
+        }
+
+        @Override
+        protected LockProvider newProvider() {
+            return Locks.open(uri());
+        }
+
+        @Override
+        protected Optional<String> childJvmUri() {
+            return Optional.of(uri());
+        }
+    }
+
+    /** Leaves 30% of the lease for drift, as it declares. */
+    static final class RespDriftReference extends RespDriftKit {
+        RespDriftReference() {
+            super("");
+        }
+    }
+
+    /** Declares a drift of 30% but counts validity as the whole lease: a server clock 24% fast ends the lock first. */
+    static final class IgnoresDrift extends RespDriftKit {
+        IgnoresDrift() {
+            super("&ignoresDrift=true");
         }
     }
 

@@ -2,9 +2,11 @@ package io.lockstep.tck.resp;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.ClockAssumption;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.LockBackend;
 import java.io.BufferedInputStream;
@@ -63,16 +65,25 @@ final class RespLockBackend implements LockBackend<RespLockBackend.Handle> {
     private InputStream in;
     private OutputStream out;
     private boolean closed;
+    private final double driftFactor;
+    private final boolean ignoresDrift;
 
-    RespLockBackend(String host, int port, Duration timeout) {
+    RespLockBackend(String host, int port, Duration timeout, double driftFactor, boolean ignoresDrift) {
         this.host = host;
         this.port = port;
         this.timeoutMillis = (int) timeout.toMillis();
+        this.driftFactor = driftFactor;
+        this.ignoresDrift = ignoresDrift;
     }
 
     @Override
     public ProviderInfo info() {
-        return INFO;
+        return INFO.withClock(ClockAssumption.rateDrift(driftFactor));
+    }
+
+    /** The key's TTL runs on the server's clock: the grant leaves the drift allowance, unless broken so. */
+    private Duration validity(Duration leaseTime) {
+        return ignoresDrift || driftFactor == 0 ? leaseTime : ClockDrift.validity(leaseTime, driftFactor);
     }
 
     @Override
@@ -81,7 +92,8 @@ final class RespLockBackend implements LockBackend<RespLockBackend.Handle> {
         long status = (Long) reply.get(0);
         long value = (Long) reply.get(1);
         if (status == 1) {
-            return Attempt.granted(Grant.of(new Handle(name, ownerToken, value), OptionalLong.of(value), leaseTime));
+            return Attempt.granted(
+                    Grant.of(new Handle(name, ownerToken, value), OptionalLong.of(value), validity(leaseTime)));
         }
         // No release notice in this fixture: ask again soon rather than at the holder's expiry, so
         // waiting scenarios (the contention fuzz) do not spend their time in the provider's polling bound.
@@ -91,7 +103,7 @@ final class RespLockBackend implements LockBackend<RespLockBackend.Handle> {
     @Override
     public Optional<Duration> extend(Handle handle, Duration leaseTime) {
         return (Long) eval(EXTEND, handle.name(), handle.token(), leaseTime) == 1
-                ? Optional.of(leaseTime)
+                ? Optional.of(validity(leaseTime))
                 : Optional.empty();
     }
 

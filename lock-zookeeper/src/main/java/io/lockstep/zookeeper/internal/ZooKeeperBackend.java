@@ -2,6 +2,7 @@ package io.lockstep.zookeeper.internal;
 
 import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
+import io.lockstep.ClockAssumption;
 import io.lockstep.Holder;
 import io.lockstep.LockRuntime;
 import io.lockstep.LossReason;
@@ -82,7 +83,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                     Capability.LEASE_EXPIRY,
                     Capability.EXTEND,
                     Capability.NOTIFIED_WAIT,
-                    Capability.FAIR));
+                    Capability.FAIR),
+            // A waiter removes a silent holder's node after the lease time plus 1% and 10 ms on its own clock.
+            ClockAssumption.rateDrift(0.01));
 
     /** Clock-rate allowance an observer adds before it expires another client's node: 1% plus 10 ms. */
     static final double DRIFT = 0.01;

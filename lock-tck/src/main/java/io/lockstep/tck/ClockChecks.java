@@ -1,0 +1,199 @@
+package io.lockstep.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.lockstep.Capability;
+import io.lockstep.ClockAssumption;
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.tck.faults.ChildJvmHolder;
+import io.lockstep.tck.faults.FakeClock;
+import io.lockstep.tck.history.Event.Op;
+import io.lockstep.tck.history.FencedRegister;
+import io.lockstep.tck.history.History;
+import io.lockstep.tck.history.HistoryChecker;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * The clock group's checks ({@link LockProviderCompatibilityKit}'s {@code Clock} group), in a file of their
+ * own. Each starts one child JVM on a clock faked by libfaketime ({@link FakeClock}):
+ *
+ * <ul>
+ *   <li>a holder whose clocks run slow, which to the lock is the same as a server (or a waiter) whose clock
+ *       runs fast: within the drift the provider declares ({@link ClockAssumption#maxRateDrift()}), the holder
+ *       must count its lease over before another client gets the lock; beyond it, a fenced resource must
+ *       reject the holder's write;
+ *   <li>a contender whose wall clock is far off: a provider that compares no wall clocks must not let it take
+ *       a held lock (one that does is given an offset within the one it declares).
+ * </ul>
+ *
+ * <p>One test thread drives it.
+ */
+final class ClockChecks {
+
+    /** Beyond any drift a provider may declare for a Redis-style allowance ({@code ClockDrift} stays below 0.5). */
+    static final double BEYOND_RATE = 1.5;
+    /** How far within its declared drift the holder's clock is slowed. */
+    private static final double WITHIN_SHARE = 0.8;
+    /** The offset of a contender's wall clock for a provider that compares no wall clocks. */
+    private static final Duration FAR_OFFSET = Duration.ofMinutes(10);
+
+    private final LockProviderCompatibilityKit kit;
+
+    ClockChecks(LockProviderCompatibilityKit kit) {
+        this.kit = kit;
+    }
+
+    private Duration lease() {
+        Duration second = kit.timing.millis(1_000);
+        return kit.shortLease().compareTo(second) > 0 ? kit.shortLease() : second;
+    }
+
+    private String uri() {
+        Optional<String> uri = kit.childJvmUri();
+        assumeTrue(uri.isPresent(), "no childJvmUri() to start a client on another clock");
+        assumeTrue(FakeClock.library().isPresent(), "libfaketime is not installed: " + FakeClock.INSTALL);
+        return uri.get();
+    }
+
+    /** Within the declared drift: the slow holder's validity ends before anyone else gets the lock. */
+    void slowHolderWithinTheDeclaredDrift() {
+        kit.assumeCapability(Capability.LEASE_EXPIRY);
+        ClockAssumption declared = kit.info().clock();
+        assumeTrue(
+                declared.maxRateDrift() > 0,
+                () -> kit.info().name() + " declares no clock drift it tolerates (" + declared
+                        + "); the check beyond it still runs");
+        Outcome outcome = slowHolderThenContender("within", 1 + WITHIN_SHARE * declared.maxRateDrift(), declared);
+        // The holder's hold is recorded from its answer until the least its validity can run to, in this
+        // JVM's time: another client's grant inside it is an overlap, whatever the answer's delay.
+        outcome.checker.check(outcome.history).assertValid();
+    }
+
+    /** Beyond the declared drift: whatever the windows did, a fenced resource rejects the stale write. */
+    void slowHolderBeyondTheDeclaredDrift() {
+        kit.assumeCapability(Capability.LEASE_EXPIRY);
+        kit.assumeCapability(Capability.FENCING);
+        ClockAssumption declared = kit.info().clock();
+        assumeTrue(
+                1 + declared.maxRateDrift() < BEYOND_RATE,
+                () -> kit.info().name() + " declares a drift of " + declared.maxRateDrift() + ", beyond the kit's");
+        Outcome outcome = slowHolderThenContender("beyond", BEYOND_RATE, declared);
+        assertThat(outcome.staleWriteAccepted)
+                .as("the slow holder's write with its stale fence after the new holder's")
+                .isFalse();
+        outcome.checker.allowingOverlaps().check(outcome.history).assertValid();
+    }
+
+    private record Outcome(History history, HistoryChecker checker, boolean staleWriteAccepted) {}
+
+    /**
+     * A holder in a child JVM whose clocks run {@code serverRate} times slower takes the lock unrenewed and
+     * writes to a fenced register; another client waits for the lock, writes, and then the holder writes
+     * again, as a holder that believes its lease still runs does.
+     */
+    private Outcome slowHolderThenContender(String label, double serverRate, ClockAssumption declared) {
+        String uri = uri();
+        String name = kit.lockName("slow-holder-" + label);
+        Duration lease = lease();
+        History history = new History();
+        kit.report().lease(lease).history(history);
+        FencedRegister register = new FencedRegister(name, history);
+        History.Recorder slow = history.client("slow-holder");
+        History.Recorder next = history.client("next");
+        Duration answer = kit.timing.millis(30_000);
+        FakeClock clock = FakeClock.rate(1 / serverRate);
+        String what = "holder JVM on a " + clock + ": to it, the server and other clients run " + percent(serverRate)
+                + " fast (declared: " + percent(1 + declared.maxRateDrift()) + ")";
+        slow.invoke(Op.ACQUIRE, name);
+        ChildJvmHolder holder = kit.track(ChildJvmHolder.builder(uri, name)
+                .client("slow-holder")
+                .leaseTime(lease)
+                .autoRenew(false)
+                .clock(clock)
+                .start());
+        Runnable heal = kit.inject(what, () -> {}, holder::close);
+        OptionalLong holderFence = holder.awaitAcquired(answer);
+        long asked = System.nanoTime();
+        Duration left = holder.remaining(answer);
+        // The child's clock runs 1/serverRate as fast as this JVM's: its time left lasts serverRate times longer.
+        long validUntil = asked + (long) (left.toNanos() * serverRate);
+        slow.ok(Op.ACQUIRE, name, holderFence, OptionalLong.of(validUntil));
+        holderFence.ifPresent(f -> assertThat(register.write("slow-holder", f))
+                .as("the holder's first write")
+                .isTrue());
+
+        next.invoke(Op.ACQUIRE, name);
+        Lease current = kit.track(kit.anotherClient()
+                .acquire(
+                        name,
+                        LeaseOptions.of(kit.longLease())
+                                .withWaitTime(lease.multipliedBy(3).plus(kit.margin()))));
+        next.acquired(current);
+        long overlap = validUntil - System.nanoTime();
+        boolean staleAccepted = false;
+        if (current.fencingToken().isPresent() && holderFence.isPresent()) {
+            assertThat(register.write("next", current.fencingToken().getAsLong()))
+                    .as("the new holder's write")
+                    .isTrue();
+            staleAccepted = holder.write(register, answer);
+        }
+        kit.report()
+                .observed(String.format(
+                        Locale.ROOT,
+                        "%s the declared drift, another client got the lock %s; the holder's write after it was %s",
+                        label,
+                        overlap > 0
+                                ? "while the holder still counted " + overlap / 1_000_000 + " ms of its lease (overlap)"
+                                : "after the holder's lease had run out by its own clock (no overlap)",
+                        staleAccepted ? "ACCEPTED" : holderFence.isPresent() ? "rejected" : "not tried (no fences)"));
+        heal.run();
+        return new Outcome(history, kit.checker(), staleAccepted);
+    }
+
+    /**
+     * A contender whose wall clock is far off waits for the holder's lease like any other: for a provider
+     * that compares no wall clocks, ten minutes ahead; for one that does, within the offset it declares.
+     */
+    void contenderWithAnOffsetWallClock() {
+        kit.assumeCapability(Capability.LEASE_EXPIRY);
+        String uri = uri();
+        ClockAssumption declared = kit.info().clock();
+        Duration offset = declared.comparesWallClocks()
+                ? Duration.ofMillis((long) (declared.maxWallClockOffset().toMillis() * WITHIN_SHARE))
+                : FAR_OFFSET;
+        String name = kit.lockName("offset-contender");
+        Duration lease = lease();
+        History history = new History();
+        kit.report().lease(lease).history(history);
+        History.Recorder holder = history.client("holder");
+        holder.invoke(Op.ACQUIRE, name);
+        Optional<Lease> held = kit.provider.tryAcquire(name, LeaseOptions.of(lease));
+        assertThat(held).as("lease on free lock '%s'", name).isPresent();
+        kit.track(held.get());
+        holder.acquired(held.get());
+
+        FakeClock clock = FakeClock.wallClockOffset(offset);
+        Duration answer = lease.multipliedBy(3).plus(kit.margin()).plus(kit.timing.millis(30_000));
+        ChildJvmHolder contender = kit.track(ChildJvmHolder.builder(uri, name)
+                .client("offset-contender")
+                .leaseTime(lease)
+                .waitTime(lease.multipliedBy(3).plus(kit.margin()))
+                .autoRenew(false)
+                .clock(clock)
+                .history(history)
+                .start());
+        Runnable heal = kit.inject("contender JVM on a " + clock, () -> {}, contender::close);
+        contender.awaitAcquired(answer); // fails, naming the child's error, if it never got the lock
+        heal.run();
+        kit.checker().check(history).assertValid();
+    }
+
+    private static String percent(double rate) {
+        return String.format(Locale.ROOT, "%.1f%%", (rate - 1) * 100);
+    }
+}
