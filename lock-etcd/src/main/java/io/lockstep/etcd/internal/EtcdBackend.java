@@ -314,7 +314,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         if (before.getKvs().isEmpty()) {
             waiter.signal(); // the keys before ours are gone already: look again at once
         } else {
-            waiter.watch(before.getKvs().get(0).getKey(), before.getHeader().getRevision() + 1);
+            waiter.watch(before.getKvs().get(0).getKey(), before.getHeader().getRevision());
         }
         return Attempt.busy(Duration.ofSeconds(1));
     }
