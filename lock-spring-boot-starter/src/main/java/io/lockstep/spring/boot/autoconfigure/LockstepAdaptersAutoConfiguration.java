@@ -31,8 +31,11 @@ public final class LockstepAdaptersAutoConfiguration {
         }
     }
 
+    /** Only on Spring Integration 7, which lock-spring-integration is built for (Boot 3.5 has 6.5). */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass({LockstepLockRegistry.class, org.springframework.integration.support.locks.LockRegistry.class})
+    @ConditionalOnClass(
+            value = {LockstepLockRegistry.class, org.springframework.integration.support.locks.LockRegistry.class},
+            name = "org.springframework.integration.support.locks.DistributedLock")
     static final class SpringIntegrationConfiguration {
         @Bean
         @ConditionalOnMissingBean(org.springframework.integration.support.locks.LockRegistry.class)

@@ -7,6 +7,7 @@ import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.LockRegistry;
 
 /**
@@ -28,7 +29,8 @@ class LockstepSpringIntegrationAdapterTest {
     }
 
     @Test
-    @DisplayName("no registry without a Lockstep provider or without the module; the ShedLock provider does not matter")
+    @DisplayName(
+            "no registry without a Lockstep provider, the module, or Integration 7 (DistributedLock); ShedLock's does not matter")
     void conditions() {
         Starter.runner().run(context -> assertThat(context).doesNotHaveBean(LockRegistry.class));
         Starter.runner()
@@ -40,6 +42,10 @@ class LockstepSpringIntegrationAdapterTest {
         Starter.runner()
                 .withPropertyValues("lockstep.uri=" + Starter.h2())
                 .withClassLoader(new FilteredClassLoader(LockstepLockRegistry.class))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockRegistry.class));
+        Starter.runner()
+                .withPropertyValues("lockstep.uri=" + Starter.h2())
+                .withClassLoader(new FilteredClassLoader(DistributedLock.class))
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockRegistry.class));
     }
 }
