@@ -158,6 +158,9 @@ final class ClockChecks {
     /**
      * A contender whose wall clock is far off waits for the holder's lease like any other: for a provider
      * that compares no wall clocks, ten minutes ahead; for one that does, within the offset it declares.
+     * The contender's grant is recorded when its answer arrives here (its own clock cannot be merged), which
+     * is after it happened: an overlap found is certain. The holder's lease is two of the group's leases so
+     * that a contender granted at once, as soon as its JVM is up, is still inside it.
      */
     void contenderWithAnOffsetWallClock() {
         kit.assumeCapability(Capability.LEASE_EXPIRY);
@@ -167,10 +170,11 @@ final class ClockChecks {
                 ? Duration.ofMillis((long) (declared.maxWallClockOffset().toMillis() * WITHIN_SHARE))
                 : FAR_OFFSET;
         String name = kit.lockName("offset-contender");
-        Duration lease = lease();
+        Duration lease = lease().multipliedBy(2);
         History history = new History();
         kit.report().lease(lease).history(history);
         History.Recorder holder = history.client("holder");
+        History.Recorder contender = history.client("offset-contender");
         holder.invoke(Op.ACQUIRE, name);
         Optional<Lease> held = kit.provider.tryAcquire(name, LeaseOptions.of(lease));
         assertThat(held).as("lease on free lock '%s'", name).isPresent();
@@ -178,17 +182,19 @@ final class ClockChecks {
         holder.acquired(held.get());
 
         FakeClock clock = FakeClock.wallClockOffset(offset);
-        Duration answer = lease.multipliedBy(3).plus(kit.margin()).plus(kit.timing.millis(30_000));
-        ChildJvmHolder contender = kit.track(ChildJvmHolder.builder(uri, name)
+        Duration wait = lease.multipliedBy(2).plus(kit.margin());
+        contender.invoke(Op.ACQUIRE, name);
+        ChildJvmHolder child = kit.track(ChildJvmHolder.builder(uri, name)
                 .client("offset-contender")
                 .leaseTime(lease)
-                .waitTime(lease.multipliedBy(3).plus(kit.margin()))
+                .waitTime(wait)
                 .autoRenew(false)
                 .clock(clock)
-                .history(history)
                 .start());
-        Runnable heal = kit.inject("contender JVM on a " + clock, () -> {}, contender::close);
-        contender.awaitAcquired(answer); // fails, naming the child's error, if it never got the lock
+        Runnable heal = kit.inject("contender JVM on a " + clock, () -> {}, child::close);
+        // Fails, naming the child's error, if it never got the lock.
+        OptionalLong fence = child.awaitAcquired(wait.plus(kit.timing.millis(30_000)));
+        contender.ok(Op.ACQUIRE, name, fence, OptionalLong.empty());
         heal.run();
         kit.checker().check(history).assertValid();
     }

@@ -16,6 +16,12 @@ import java.util.Optional;
  * that reads the clock without libc (a Go binary such as etcd) nor one linked with jemalloc (Debian's
  * {@code redis-server}: libfaketime cannot initialise under it and the server does not start).
  *
+ * <p>Both clocks are always faked, so a process on a fake clock cannot report history events on this
+ * JVM's monotonic clock. libfaketime can leave the monotonic clock alone ({@code
+ * FAKETIME_DONT_FAKE_MONOTONIC=1}), but a JVM's timed waits then overshoot (a 200 ms sleep took 265 ms,
+ * and a Redlock client's 100 ms node timeouts failed every round), which would test libfaketime rather
+ * than the provider.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class FakeClock {
@@ -30,19 +36,16 @@ public final class FakeClock {
             "/usr/local/lib/faketime/libfaketime.so.1");
 
     private final String spec;
-    private final boolean fakesMonotonic;
     private final String description;
 
-    private FakeClock(String spec, boolean fakesMonotonic, String description) {
+    private FakeClock(String spec, String description) {
         this.spec = spec;
-        this.fakesMonotonic = fakesMonotonic;
         this.description = description;
     }
 
     /**
      * Both clocks run at {@code rate} times real time from the process's start: 0.8 is slow (a lease of
-     * 1 s lasts 1.25 s of real time), 1.25 fast. The process's monotonic times then mean nothing to
-     * another process, so such a process reports no history events.
+     * 1 s lasts 1.25 s of real time), 1.25 fast.
      *
      * @throws IllegalArgumentException naming {@code rate} unless it is in (0, 10]
      */
@@ -51,24 +54,13 @@ public final class FakeClock {
             throw new IllegalArgumentException("rate must be in (0, 10], was " + rate);
         }
         String x = String.format(Locale.ROOT, "%.6f", rate);
-        return new FakeClock("+0 x" + x, true, "clock rate x" + String.format(Locale.ROOT, "%.4f", rate));
+        return new FakeClock("+0 x" + x, "clock rate x" + String.format(Locale.ROOT, "%.4f", rate));
     }
 
-    /**
-     * The wall clock is {@code offset} ahead (negative: behind) of real time; the monotonic clock is left
-     * alone, so the process's history events line up with this JVM's.
-     */
+    /** The wall clock is {@code offset} (whole seconds) ahead, or behind if negative, of real time. */
     public static FakeClock wallClockOffset(Duration offset) {
-        long seconds = offset.getSeconds();
-        return new FakeClock(
-                (seconds >= 0 ? "+" : "") + seconds + "s",
-                false,
-                "wall clock " + (seconds >= 0 ? "+" : "") + seconds + " s");
-    }
-
-    /** Whether the process's monotonic clock is faked too (then its event times cannot be merged). */
-    public boolean fakesMonotonic() {
-        return fakesMonotonic;
+        String seconds = (offset.isNegative() ? "" : "+") + offset.getSeconds();
+        return new FakeClock(seconds + "s", "wall clock " + seconds + " s");
     }
 
     /** The libfaketime library, if installed. */
@@ -85,15 +77,7 @@ public final class FakeClock {
         Path library = library()
                 .orElseThrow(() -> new IllegalStateException(
                         "libfaketime was not found in " + LIBRARIES + "; install it with: " + INSTALL));
-        return Map.of(
-                "LD_PRELOAD",
-                library.toString(),
-                "FAKETIME",
-                spec,
-                "FAKETIME_DONT_FAKE_MONOTONIC",
-                fakesMonotonic ? "0" : "1",
-                "FAKETIME_NO_CACHE",
-                "1");
+        return Map.of("LD_PRELOAD", library.toString(), "FAKETIME", spec, "FAKETIME_NO_CACHE", "1");
     }
 
     /** What the fault is, for logs and failure messages (for example {@code clock rate x0.8000}). */
