@@ -12,23 +12,21 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Qualifier;
-import org.springframework.boot.health.contributor.CompositeHealthContributor;
-import org.springframework.boot.health.contributor.Health;
-import org.springframework.boot.health.contributor.HealthContributor;
-import org.springframework.boot.health.contributor.HealthIndicator;
-import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
+/**
+ * The health check of each provider, on both Boot lines (read through {@link Healths}): UP with details,
+ * DOWN in bounded time or with the reason, a composite for several providers, and when it is not there.
+ */
 class LockstepHealthTest {
+
+    private static final String CONTRIBUTOR = "lockstepHealthContributor";
 
     @Test
     @DisplayName("a reachable backend is UP with its kind, tier, URI without secrets, live and lost leases")
     void upWithDetails() {
         Starter.runner().withPropertyValues("lockstep.uri=" + Starter.h2()).run(context -> {
-            HealthIndicator health = (HealthIndicator) context.getBean("lockstepHealthContributor");
+            Object health = context.getBean(CONTRIBUTOR);
             LockProvider locks = context.getBean(LockProvider.class);
             Lease held = locks.tryAcquire("held", LeaseOptions.of(Duration.ofSeconds(30)))
                     .orElseThrow();
@@ -36,14 +34,16 @@ class LockstepHealthTest {
                     .orElseThrow();
             assertThat(expiring.lost().toCompletableFuture().get(30, TimeUnit.SECONDS))
                     .isEqualTo(LossReason.EXPIRED);
-            Health up = awaitDetail(health, "leasesLostRecently", 1);
-            assertThat(up.getStatus()).isEqualTo(Status.UP);
-            assertThat(up.getDetails())
+            Healths.Reading up = Healths.await(
+                    health, r -> Integer.valueOf(1).equals(r.details().get("leasesLostRecently")), 30);
+            assertThat(up.status()).isEqualTo("UP");
+            assertThat(up.details())
                     .containsEntry("backend", "jdbc")
                     .containsEntry("tier", "TRANSACTIONAL")
                     .containsEntry("liveLeases", 1)
+                    .containsEntry("leasesLostRecently", 1)
                     .containsKey("lastLoss");
-            assertThat(up.toString()).doesNotContain(Starter.SECRET);
+            assertThat(up.text()).doesNotContain(Starter.SECRET);
             held.release();
             expiring.close();
         });
@@ -56,18 +56,17 @@ class LockstepHealthTest {
             Starter.runner()
                     .withPropertyValues("lockstep.uri=" + redis.uri(), "lockstep.health.timeout=500ms")
                     .run(context -> {
-                        HealthIndicator health = (HealthIndicator) context.getBean("lockstepHealthContributor");
-                        assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+                        Object health = context.getBean(CONTRIBUTOR);
+                        assertThat(Healths.read(health).status()).isEqualTo("UP");
                         redis.pause();
                         try {
-                            Health down = CompletableFuture.supplyAsync(health::health)
+                            Healths.Reading down = CompletableFuture.supplyAsync(() -> Healths.read(health))
                                     .get(30, TimeUnit.SECONDS);
-                            assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-                            assertThat(down.getDetails().get("error").toString())
-                                    .contains("did not answer within PT0.5S");
-                            Health again = CompletableFuture.supplyAsync(health::health)
+                            assertThat(down.status()).isEqualTo("DOWN");
+                            assertThat(down.details().get("error").toString()).contains("did not answer within PT0.5S");
+                            Healths.Reading again = CompletableFuture.supplyAsync(() -> Healths.read(health))
                                     .get(30, TimeUnit.SECONDS);
-                            assertThat(again.getStatus()).isEqualTo(Status.DOWN);
+                            assertThat(again.status()).isEqualTo("DOWN");
                         } finally {
                             redis.resume();
                         }
@@ -83,10 +82,12 @@ class LockstepHealthTest {
             Starter.runner()
                     .withPropertyValues("lockstep.uri=" + redis.uri() + "?timeout=1s")
                     .run(context -> {
-                        HealthIndicator health = (HealthIndicator) context.getBean("lockstepHealthContributor");
+                        Object health = context.getBean(CONTRIBUTOR);
                         redis.kill();
-                        Health down = awaitStatus(health, Status.DOWN);
-                        assertThat(down.getDetails().get("error").toString())
+                        Healths.Reading down =
+                                Healths.await(health, r -> r.status().equals("DOWN"), 60);
+                        assertThat(down.status()).as(down.text()).isEqualTo("DOWN");
+                        assertThat(down.details().get("error").toString())
                                 .contains("BackendUnavailableException")
                                 .contains(Integer.toString(redis.port()));
                     });
@@ -101,71 +102,29 @@ class LockstepHealthTest {
         Starter.runner()
                 .withPropertyValues("lockstep.uri=" + Starter.h2(), "lockstep.providers.orders.uri=" + Starter.h2())
                 .run(context -> {
-                    CompositeHealthContributor all =
-                            (CompositeHealthContributor) context.getBean("lockstepHealthContributor");
-                    HealthContributor orders = all.getContributor("ordersLockstepProvider");
-                    assertThat(((HealthIndicator) orders).health().getStatus()).isEqualTo(Status.UP);
-                    assertThat(all.getContributor("lockstepProvider")).isNotNull();
+                    Object all = context.getBean(CONTRIBUTOR);
+                    assertThat(Healths.read(Healths.member(all, "ordersLockstepProvider"))
+                                    .status())
+                            .isEqualTo("UP");
+                    assertThat(Healths.member(all, "lockstepProvider")).isNotNull();
                 });
     }
 
     @Test
-    @DisplayName("no health contributor without a provider, when disabled, or without spring-boot-health")
+    @DisplayName(
+            "no health contributor without a provider, when disabled (itself or by default), or without Boot's health types")
     void conditions() {
-        Starter.runner().run(context -> assertThat(context).doesNotHaveBean("lockstepHealthContributor"));
+        Starter.runner().run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(CONTRIBUTOR));
         Starter.runner()
                 .withPropertyValues("lockstep.uri=" + Starter.h2(), "management.health.lockstep.enabled=false")
-                .run(context -> assertThat(context).doesNotHaveBean("lockstepHealthContributor"));
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(CONTRIBUTOR));
+        Starter.runner()
+                .withPropertyValues("lockstep.uri=" + Starter.h2(), "management.health.defaults.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(CONTRIBUTOR));
         Starter.runner()
                 .withPropertyValues("lockstep.uri=" + Starter.h2())
-                .withClassLoader(new FilteredClassLoader(HealthIndicator.class))
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    assertThat(context).doesNotHaveBean("lockstepHealthContributor");
-                });
-    }
-
-    @Test
-    @DisplayName("an application injects it as a HealthContributor by name (its declared type), as on Boot 3")
-    void injectedByName() {
-        Starter.runner()
-                .withPropertyValues("lockstep.uri=" + Starter.h2())
-                .withUserConfiguration(UsesTheIndicator.class)
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    assertThat(context.getBean("lockstepStatus")).isEqualTo(Status.UP);
-                    assertThat(context.getBean("lockstepHealthContributor"))
-                            .isInstanceOf(LockProviderHealthIndicator.class);
-                });
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    static class UsesTheIndicator {
-        @Bean
-        Status lockstepStatus(@Qualifier("lockstepHealthContributor") HealthContributor lockstep) {
-            return ((HealthIndicator) lockstep).health().getStatus();
-        }
-    }
-
-    private static Health awaitDetail(HealthIndicator indicator, String detail, Object value)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Health health = indicator.health();
-        while (!value.equals(health.getDetails().get(detail)) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-            health = indicator.health();
-        }
-        return health;
-    }
-
-    private static Health awaitStatus(HealthIndicator indicator, Status status) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        Health health = indicator.health();
-        while (!status.equals(health.getStatus()) && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-            health = indicator.health();
-        }
-        assertThat(health.getStatus()).as(health.toString()).isEqualTo(status);
-        return health;
+                .withClassLoader(new FilteredClassLoader(
+                        "org.springframework.boot.health.contributor", "org.springframework.boot.actuate.health"))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(CONTRIBUTOR));
     }
 }
