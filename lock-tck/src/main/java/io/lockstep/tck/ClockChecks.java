@@ -3,10 +3,14 @@ package io.lockstep.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
 import io.lockstep.ClockAssumption;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.tck.faults.BackendFaults;
+import io.lockstep.tck.faults.BackendFaults.Fault;
 import io.lockstep.tck.faults.ChildJvmHolder;
 import io.lockstep.tck.faults.FakeClock;
 import io.lockstep.tck.history.Event.Op;
@@ -17,16 +21,19 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The clock group's checks ({@link LockProviderCompatibilityKit}'s {@code Clock} group), in a file of their
- * own. Each starts one child JVM on a clock faked by libfaketime ({@link FakeClock}):
+ * own, on clocks faked by libfaketime ({@link FakeClock}):
  *
  * <ul>
  *   <li>a holder whose clocks run slow, which to the lock is the same as a server (or a waiter) whose clock
  *       runs fast: within the drift the provider declares ({@link ClockAssumption#maxRateDrift()}), the holder
  *       must count its lease over before another client gets the lock; beyond it, a fenced resource must
  *       reject the holder's write;
+ *   <li>where the kit can restart the server on a fast clock ({@code SERVER_CLOCK}), the same two checks
+ *       with both clients on the real clock;
  *   <li>a contender whose wall clock is far off: a provider that compares no wall clocks must not let it take
  *       a held lock (one that does is given an offset within the one it declares).
  * </ul>
@@ -90,6 +97,117 @@ final class ClockChecks {
     }
 
     private record Outcome(History history, HistoryChecker checker, boolean staleWriteAccepted) {}
+
+    /** Within the declared drift, on a server restarted on a fast clock: no overlap. */
+    void fastServerWithinTheDeclaredDrift() {
+        kit.assumeCapability(Capability.LEASE_EXPIRY);
+        BackendFaults faults = kit.faultsFor(Fault.SERVER_CLOCK);
+        ClockAssumption declared = kit.info().clock();
+        assumeTrue(
+                declared.maxRateDrift() > 0,
+                () -> kit.info().name() + " declares no clock drift it tolerates (" + declared
+                        + "); the check beyond it still runs");
+        Outcome outcome =
+                fastServerThenContender("within", 1 + WITHIN_SHARE * declared.maxRateDrift(), declared, faults);
+        outcome.checker.check(outcome.history).assertValid();
+    }
+
+    /** Beyond the declared drift, on a server restarted on a clock 50% fast: fences stop the stale holder. */
+    void fastServerBeyondTheDeclaredDrift() {
+        kit.assumeCapability(Capability.LEASE_EXPIRY);
+        kit.assumeCapability(Capability.FENCING);
+        BackendFaults faults = kit.faultsFor(Fault.SERVER_CLOCK);
+        ClockAssumption declared = kit.info().clock();
+        assumeTrue(
+                1 + declared.maxRateDrift() < BEYOND_RATE,
+                () -> kit.info().name() + " declares a drift of " + declared.maxRateDrift() + ", beyond the kit's");
+        Outcome outcome = fastServerThenContender("beyond", BEYOND_RATE, declared, faults);
+        assertThat(outcome.staleWriteAccepted)
+                .as("the holder's write with its stale fence after the new holder's")
+                .isFalse();
+        outcome.checker.allowingOverlaps().check(outcome.history).assertValid();
+    }
+
+    /**
+     * The server is restarted on a clock {@code rate} times as fast as real time; a client on the real
+     * clock takes the lock unrenewed and writes to a fenced register, another waits for the lock and
+     * writes, then the first writes again, as a holder that believes its lease still runs does.
+     */
+    private Outcome fastServerThenContender(String label, double rate, ClockAssumption declared, BackendFaults faults) {
+        String name = kit.lockName("fast-server-" + label);
+        Duration lease = lease();
+        History history = new History();
+        kit.report().lease(lease).history(history);
+        FencedRegister register = new FencedRegister(name, history);
+        History.Recorder holder = history.client("holder");
+        History.Recorder next = history.client("next");
+        Runnable restore = kit.inject(
+                String.format(
+                        Locale.ROOT,
+                        "SERVER_CLOCK x%.4f (libfaketime; the server restarted on it): %s fast (declared: %s)",
+                        rate,
+                        percent(rate),
+                        percent(1 + declared.maxRateDrift())),
+                () -> faults.speedUpServerClock(rate),
+                faults::restoreServerClock);
+        LockProvider holderClient = kit.anotherClient();
+        LockProvider nextClient = kit.anotherClient();
+        Lease held = acquireAfterRestart(holderClient, holder, name, lease);
+        long validUntil = System.nanoTime() + held.remaining().toNanos();
+        OptionalLong heldFence = held.fencingToken();
+        heldFence.ifPresent(f -> assertThat(register.write("holder", f))
+                .as("the holder's first write")
+                .isTrue());
+
+        next.invoke(Op.ACQUIRE, name);
+        Lease current = kit.track(nextClient.acquire(
+                name,
+                LeaseOptions.of(kit.longLease())
+                        .withWaitTime(lease.multipliedBy(3).plus(kit.margin()))));
+        next.acquired(current);
+        long overlap = validUntil - System.nanoTime();
+        boolean staleAccepted = false;
+        if (current.fencingToken().isPresent() && heldFence.isPresent()) {
+            assertThat(register.write("next", current.fencingToken().getAsLong()))
+                    .as("the new holder's write")
+                    .isTrue();
+            staleAccepted = register.write("holder", heldFence.getAsLong());
+        }
+        kit.report()
+                .observed(String.format(
+                        Locale.ROOT,
+                        "%s the declared drift, another client got the lock %s; the holder's write after it was %s",
+                        label,
+                        overlap > 0
+                                ? "while the holder still counted " + overlap / 1_000_000 + " ms of its lease (overlap)"
+                                : "after the holder's lease had run out (no overlap)",
+                        staleAccepted ? "ACCEPTED" : heldFence.isPresent() ? "rejected" : "not tried (no fences)"));
+        restore.run();
+        return new Outcome(history, kit.checker(), staleAccepted);
+    }
+
+    /** Acquires on a client of a server that just restarted, retrying while it reconnects (30 s, scaled). */
+    private Lease acquireAfterRestart(LockProvider client, History.Recorder rec, String name, Duration lease) {
+        long deadline = System.nanoTime() + kit.timing.millis(30_000).toNanos();
+        while (true) {
+            rec.invoke(Op.ACQUIRE, name);
+            try {
+                Optional<Lease> got = client.tryAcquire(name, LeaseOptions.of(lease));
+                assertThat(got)
+                        .as("lease on free lock '%s' after the restart", name)
+                        .isPresent();
+                kit.track(got.get());
+                rec.acquired(got.get());
+                return got.get();
+            } catch (BackendUnavailableException e) {
+                rec.unknown(Op.ACQUIRE, name);
+                if (!e.isTransient() || System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+            }
+        }
+    }
 
     /**
      * A holder in a child JVM whose clocks run {@code serverRate} times slower takes the lock unrenewed and

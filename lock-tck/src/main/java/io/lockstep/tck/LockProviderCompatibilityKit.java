@@ -1610,7 +1610,7 @@ public abstract class LockProviderCompatibilityKit {
 
     // ------------------------------------------------------------------ fault scenarios
 
-    private BackendFaults faultsFor(Fault fault) {
+    BackendFaults faultsFor(Fault fault) {
         BackendFaults faults = faults();
         faults.assumeSupports(fault);
         return faults;
@@ -2104,6 +2104,20 @@ public abstract class LockProviderCompatibilityKit {
                 "a holder whose clock runs slow beyond the declared drift is stopped by a fenced resource, and the kit reports whether the windows overlapped")
         void slowHolderBeyondTheDeclaredDriftIsStoppedByFences() {
             checks.slowHolderBeyondTheDeclaredDrift();
+        }
+
+        @Test
+        @DisplayName(
+                "on a server whose clock runs fast within the declared drift, a lease's validity ends before another client gets the lock")
+        void fastServerWithinTheDeclaredDriftNeverOverlaps() {
+            checks.fastServerWithinTheDeclaredDrift();
+        }
+
+        @Test
+        @DisplayName(
+                "on a server whose clock runs 50% fast a stale holder is stopped by a fenced resource, and the kit reports the overlap")
+        void fastServerBeyondTheDeclaredDriftIsStoppedByFences() {
+            checks.fastServerBeyondTheDeclaredDrift();
         }
 
         @Test

@@ -50,7 +50,13 @@ public interface BackendFaults {
          * request, and the replies on the clients' current connections are lost (the client sees a
          * timeout on a request that took effect, and reconnects).
          */
-        LOST_REPLIES
+        LOST_REPLIES,
+        /**
+         * {@link #speedUpServerClock(double)} and {@link #restoreServerClock()}: the server runs on a clock
+         * faster than real time (libfaketime), so whatever it counts (a TTL, an expiry timestamp, a session
+         * timeout) ends early in real time.
+         */
+        SERVER_CLOCK
     }
 
     /** A hook that can inject nothing: every fault scenario is skipped. */
@@ -162,6 +168,20 @@ public interface BackendFaults {
      */
     default void restoreReplies() {
         abort(Fault.LOST_REPLIES);
+    }
+
+    /**
+     * Restarts the server on a clock that runs {@code rate} times as fast as real time (1.5: 50% fast),
+     * and returns once it answers; clients reconnect as after {@link #restartServer()}. Until {@link
+     * #restoreServerClock()}.
+     */
+    default void speedUpServerClock(double rate) {
+        abort(Fault.SERVER_CLOCK);
+    }
+
+    /** Ends {@link #speedUpServerClock(double)}: the server is restarted on the real clock. */
+    default void restoreServerClock() {
+        abort(Fault.SERVER_CLOCK);
     }
 
     private void abort(Fault fault) {

@@ -79,14 +79,34 @@ public class LocalServerFaults implements BackendFaults {
     }
 
     /**
-     * Pause and kill; with a proxy also partition, latency and lost replies. A subclass adds what it
-     * can do beyond these.
+     * Pause and kill; with a proxy also partition, latency and lost replies; a fast server clock where
+     * libfaketime reaches the server ({@link LocalServer#canFakeClock()}). A subclass adds what it can do
+     * beyond these.
      */
     @Override
     public Set<Fault> supported() {
-        return proxy == null
+        Set<Fault> faults = proxy == null
                 ? EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER)
                 : EnumSet.of(Fault.PAUSE_SERVER, Fault.KILL_SERVER, Fault.PARTITION, Fault.LATENCY, Fault.LOST_REPLIES);
+        if (server.canFakeClock() && FakeClock.library().isPresent()) {
+            faults.add(Fault.SERVER_CLOCK);
+        }
+        return faults;
+    }
+
+    @Override
+    public void speedUpServerClock(double rate) {
+        FakeClock clock = FakeClock.rate(rate);
+        log.info("Restarting {} on a {}", describe(), clock);
+        server.useClock(clock);
+        server.restart();
+    }
+
+    @Override
+    public void restoreServerClock() {
+        log.info("Restarting {} on the real clock", describe());
+        server.useClock(null);
+        server.restart();
     }
 
     @Override

@@ -124,6 +124,14 @@ public final class EtcdServer extends LocalServer {
         return dataDir;
     }
 
+    /**
+     * False: etcd is a Go binary: it reads the clock without libc, so libfaketime cannot reach it.
+     */
+    @Override
+    public boolean canFakeClock() {
+        return false;
+    }
+
     @Override
     protected List<String> command(String executable, int port, Path workDir) {
         String client = (tlsCert == null ? "http://" : "https://") + host() + ":" + port;

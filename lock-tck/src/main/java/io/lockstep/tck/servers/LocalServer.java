@@ -1,5 +1,6 @@
 package io.lockstep.tck.servers;
 
+import io.lockstep.tck.faults.FakeClock;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -27,6 +28,7 @@ public abstract class LocalServer implements AutoCloseable {
     private final Path workDir;
     private int port;
     private @Nullable Process process;
+    private @Nullable FakeClock clock;
 
     /** Servers still running; killed when this JVM exits, so a test that forgets close() leaks none. */
     private static final java.util.Set<Process> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -162,6 +164,44 @@ public abstract class LocalServer implements AutoCloseable {
         process = null;
     }
 
+    /**
+     * Runs the server on {@code clock} (libfaketime) from its next start or {@link #restart()}, or on the
+     * real clock if null.
+     *
+     * @throws IllegalStateException if libfaketime cannot reach this server ({@link #canFakeClock()})
+     */
+    public final synchronized void useClock(@Nullable FakeClock clock) {
+        if (clock != null && !canFakeClock()) {
+            throw new IllegalStateException(executable + " cannot run on a fake clock (libfaketime cannot reach it)");
+        }
+        this.clock = clock;
+    }
+
+    /**
+     * Whether libfaketime reaches this server's clock: true by default (a program that reads the clock
+     * through libc, a JVM). A server that reads the clock otherwise, or that libfaketime cannot start under,
+     * returns false.
+     */
+    public boolean canFakeClock() {
+        return true;
+    }
+
+    /**
+     * {@code command} prefixed with {@code env} and the clock's variables when the server runs on a fake
+     * clock, for a subclass whose launcher clears the environment (PostgreSQL's {@code setpriv
+     * --reset-env}); {@code command} itself otherwise.
+     */
+    protected final synchronized List<String> withClock(List<String> command) {
+        if (clock == null) {
+            return command;
+        }
+        List<String> full = new java.util.ArrayList<>();
+        full.add("env");
+        clock.environment().forEach((k, v) -> full.add(k + "=" + v));
+        full.addAll(command);
+        return full;
+    }
+
     /** The directory the server keeps its files in. */
     protected Path workDir() {
         return workDir;
@@ -172,6 +212,9 @@ public abstract class LocalServer implements AutoCloseable {
                 .directory(workDir.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(workDir.resolve("server.log").toFile());
+        if (clock != null) {
+            builder.environment().putAll(clock.environment());
+        }
         try {
             process = builder.start();
             Process started = process;

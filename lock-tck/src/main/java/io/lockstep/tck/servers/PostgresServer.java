@@ -188,7 +188,7 @@ public final class PostgresServer extends LocalServer {
             full.add("-c");
             full.add(name + "=" + value);
         });
-        return asServerUser(full);
+        return asServerUser(withClock(full)); // setpriv --reset-env would drop the clock's variables
     }
 
     /** Copies {@code file} into the server's directory as {@code name}, readable by the server alone. */

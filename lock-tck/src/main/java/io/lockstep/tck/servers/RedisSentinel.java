@@ -36,6 +36,14 @@ public final class RedisSentinel extends LocalServer {
         this.downAfterMillis = downAfterMillis;
     }
 
+    /**
+     * False: Debian's redis-server (sentinel mode) is linked with jemalloc, which libfaketime cannot start under.
+     */
+    @Override
+    public boolean canFakeClock() {
+        return false;
+    }
+
     @Override
     protected List<String> command(String executable, int port, Path workDir) {
         Path conf = workDir.resolve("sentinel.conf");

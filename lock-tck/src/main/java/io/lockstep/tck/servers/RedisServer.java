@@ -84,6 +84,15 @@ public final class RedisServer extends LocalServer {
         return (tlsCert == null ? "redis://" : "rediss://") + host() + ":" + port();
     }
 
+    /**
+     * False: Debian's redis-server is linked with jemalloc, which calls clock_gettime while libfaketime
+     * initialises: the server never starts (libfaketime issue 130).
+     */
+    @Override
+    public boolean canFakeClock() {
+        return false;
+    }
+
     @Override
     protected List<String> command(String executable, int port, Path workDir) {
         List<String> command = new ArrayList<>(List.of(
