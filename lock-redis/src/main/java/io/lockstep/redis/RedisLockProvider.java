@@ -46,7 +46,8 @@ public final class RedisLockProvider extends ForwardingLockProvider {
                         b.replicaAck,
                         b.keyPrefix,
                         b.driftFactor,
-                        b.where),
+                        b.where,
+                        b.runtime.clock()),
                 b.runtime));
     }
 

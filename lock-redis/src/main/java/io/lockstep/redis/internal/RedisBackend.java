@@ -4,6 +4,7 @@ import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
 import io.lockstep.Holder;
 import io.lockstep.LossReason;
+import io.lockstep.MonotonicClock;
 import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
@@ -25,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,7 +35,23 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
-/** The lock operations on one Redis (or a cluster through one {@link UnifiedJedis}). */
+/**
+ * The lock operations on one Redis (or a cluster through one {@link UnifiedJedis}).
+ *
+ * <h2>Waiters queue on the server, and a release grants the first ({@link Capability#FAIR})</h2>
+ *
+ * A waiter (an acquire with a wait time, which opens {@link #watch(String, String)}) joins a queue kept
+ * beside the lock, in the lock's hash slot, with an entry that lives {@link #QUEUE_ENTRY_TTL} unless the
+ * waiter refreshes it (each of its attempts does, at least every second). A release hands the lock to
+ * the first live waiter in the same script (its value, lease time and a new fence) and announces the
+ * grant on the release channel; the waiter takes it from the notice without a request of its own, so a
+ * handoff costs the release's round trip and the notice, and waiters are served in the order they came,
+ * across processes. Its validity is counted from a moment known to precede the grant ({@link
+ * RedisWaiter}). A waiter that gives up withdraws ({@link RedisScripts#WITHDRAW}), releasing and handing
+ * on a grant that came meanwhile; a dead waiter's entry expires and releases skip it. An acquire without
+ * a wait (no queue entry) takes a free lock only if no live waiter is queued; with nobody queued it is
+ * one script, as before.
+ */
 public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
 
     private static final Logger log = LoggerFactory.getLogger(RedisBackend.class);
@@ -48,7 +66,23 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     public static final ProviderInfo INFO = new ProviderInfo(
             "redis",
             StrengthTier.BEST_EFFORT,
-            EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND, Capability.NOTIFIED_WAIT));
+            EnumSet.of(
+                    Capability.FENCING,
+                    Capability.LEASE_EXPIRY,
+                    Capability.EXTEND,
+                    Capability.NOTIFIED_WAIT,
+                    Capability.FAIR));
+
+    /**
+     * How long a queued waiter's entry lives without a refresh. A live waiter refreshes at least every
+     * second (lock-api's polling bound), so it keeps its place through four missed refreshes; a dead one
+     * is skipped by releases after this long (before that, a release may still grant it: the lock then
+     * stays taken until that grant's lease time runs out).
+     */
+    static final Duration QUEUE_ENTRY_TTL = Duration.ofSeconds(5);
+
+    /** The longest a queued waiter waits before refreshing its entry, whatever the holder's TTL. */
+    static final Duration QUEUE_REFRESH = Duration.ofSeconds(1);
 
     private final RedisTopology topology;
     private final UnifiedJedis jedis;
@@ -57,6 +91,9 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     private final double driftFactor;
     private final String where;
     private final RedisReleaseSignals signals;
+    private final MonotonicClock clock;
+    /** The open queued waiters, by owner token. */
+    private final Map<String, RedisWaiter> waiters = new ConcurrentHashMap<>();
     /**
      * Whether the server is known to hold the scripts: set once they were loaded, cleared when a server
      * answers NOSCRIPT (it restarted or flushed them), so the next call loads them all again.
@@ -70,7 +107,13 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
      * @param where host and port, for messages
      */
     public RedisBackend(UnifiedJedis jedis, boolean ownsClient, String keyPrefix, double driftFactor, String where) {
-        this(RedisTopology.direct(jedis, ownsClient), ReplicaAck.NONE, keyPrefix, driftFactor, where);
+        this(
+                RedisTopology.direct(jedis, ownsClient),
+                ReplicaAck.NONE,
+                keyPrefix,
+                driftFactor,
+                where,
+                MonotonicClock.SYSTEM);
     }
 
     /**
@@ -79,8 +122,17 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
      * @param keyPrefix validated prefix for every key
      * @param driftFactor validated clock drift factor (see {@link ClockDrift})
      * @param where host and port, for messages
+     * @param clock the runtime's clock, on which validity is counted (a grant taken from a notice is
+     *     counted from an earlier reading of it)
      */
-    public RedisBackend(RedisTopology topology, ReplicaAck ack, String keyPrefix, double driftFactor, String where) {
+    public RedisBackend(
+            RedisTopology topology,
+            ReplicaAck ack,
+            String keyPrefix,
+            double driftFactor,
+            String where,
+            MonotonicClock clock) {
+        this.clock = clock;
         this.topology = topology;
         this.jedis = topology.client();
         this.ack = ack;
@@ -123,12 +175,36 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         }
         long ttlMillis = leaseTime.toMillis();
         String lockKey = keys.lockKey(name);
+        @Nullable RedisWaiter waiter = waiters.get(attempt.ownerToken());
+        if (waiter != null && !waiter.name().equals(name)) {
+            waiter = null;
+        }
+        if (waiter != null && !ack.enabled()) {
+            // With waitReplicas a grant counts only once WAIT confirmed it: take it by a round trip.
+            RedisWaiter.Noticed noticed = waiter.takeNoticed();
+            if (noticed != null) {
+                Duration left = validity.minusNanos(clock.nanoTime() - noticed.validFrom());
+                waiter.granted();
+                return Attempt.granted(new Grant<>(
+                        new Handle(name, lockKey, stored),
+                        OptionalLong.of(noticed.fence()),
+                        left.isNegative() ? Duration.ZERO : left,
+                        noticed.failover()));
+            }
+        }
         String what = "acquiring lock '" + name + "'";
-        List<String> scriptKeys = List.of(lockKey, keys.fenceKey(name));
-        List<String> scriptArgs = List.of(stored, Long.toString(ttlMillis));
+        List<String> scriptKeys = keys.scriptKeys(name);
+        List<String> scriptArgs = List.of(
+                stored,
+                Long.toString(ttlMillis),
+                waiter != null ? Long.toString(QUEUE_ENTRY_TTL.toMillis()) : "0",
+                attempt.ownerToken(),
+                keys.releaseChannel(),
+                name);
         // Taken before the write: a failover racing it ends the lease rather than going unnoticed. A grant
         // that replicas acknowledged is expected to survive a failover, so it does not listen.
         @Nullable CompletionStage<LossReason> failover = ack.enabled() ? null : topology.primaryLoss();
+        long sentAt = clock.nanoTime();
         ReplicaAck.Acknowledged acknowledged = ack.enabled()
                 ? RedisErrors.translate(where, what, () -> {
                     ensureScripts(lockKey);
@@ -147,10 +223,20 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                 abandon(attempt);
                 throw ack.notAcknowledged(what, where, acknowledged.acknowledgedBy());
             }
+            if (waiter != null) {
+                waiter.granted();
+            }
             // The server counts PX on its own clock, which may run fast: report less by the drift allowance.
             return Attempt.granted(new Grant<>(handle, OptionalLong.of(value), validity, failover));
         }
-        return Attempt.busy(value > 0 ? Duration.ofMillis(value) : Duration.ofMillis(50));
+        Duration retryAfter = value > 0 ? Duration.ofMillis(value) : Duration.ofMillis(50);
+        if (waiter != null) {
+            waiter.stillWaiting(sentAt, reply.size() > 2 ? (Long) reply.get(2) : 0, failover);
+            if (retryAfter.compareTo(QUEUE_REFRESH) > 0) {
+                retryAfter = QUEUE_REFRESH;
+            }
+        }
+        return Attempt.busy(retryAfter);
     }
 
     @Override
@@ -261,7 +347,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                 "releasing lock '" + handle.name() + "'",
                 () -> run(
                         RedisScripts.RELEASE,
-                        List.of(handle.lockKey()),
+                        keys.scriptKeys(handle.name()),
                         List.of(handle.value(), keys.releaseChannel(), handle.name())));
         return ((Long) reply) == 1;
     }
@@ -299,13 +385,32 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         scriptsLoaded = true;
     }
 
+    /**
+     * Leaves nothing of a failed attempt: withdraws the owner token's queue entry and releases (handing
+     * on) the lock if the attempt or a release on its behalf granted it ({@link RedisScripts#WITHDRAW}).
+     */
     @Override
     public void abandon(AttemptContext attempt) {
-        String name = attempt.name();
+        withdraw(attempt.name(), attempt.ownerToken());
+    }
+
+    private void withdraw(String name, String ownerToken) {
         try {
-            release(new Handle(name, keys.lockKey(name), storedValue(attempt)));
+            RedisErrors.translate(
+                    where,
+                    "withdrawing from the queue of lock '" + name + "'",
+                    () -> run(
+                            RedisScripts.WITHDRAW,
+                            keys.scriptKeys(name),
+                            List.of(ownerToken, keys.releaseChannel(), name)));
         } catch (RuntimeException e) {
-            log.debug("Could not abandon lock '{}' on Redis at {}; it ends by its TTL: {}", name, where, e.toString());
+            log.debug(
+                    "Could not withdraw from lock '{}' on Redis at {}; its queue entry expires in {} and a grant"
+                            + " it got ends by its TTL: {}",
+                    name,
+                    where,
+                    QUEUE_ENTRY_TTL,
+                    e.toString());
         }
     }
 
@@ -335,6 +440,24 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     @Override
     public ReleaseWatch watch(String name) {
         return signals.watch(name);
+    }
+
+    /**
+     * Queues {@code ownerToken} on the server for {@code name} from its next attempt on: while the watch is
+     * open, each {@link #tryLock(AttemptContext)} of that token refreshes its place, and a release that
+     * grants it the lock wakes it alone. Closing the watch without the lock having been taken withdraws at
+     * once (one script call), releasing and handing on a grant that came meanwhile.
+     */
+    @Override
+    public ReleaseWatch watch(String name, String ownerToken) {
+        RedisWaiter waiter = signals.openWaiter(name, ownerToken, w -> {
+            waiters.remove(w.ownerToken(), w);
+            if (!w.wasGranted()) {
+                withdraw(w.name(), w.ownerToken());
+            }
+        });
+        waiters.put(ownerToken, waiter);
+        return waiter;
     }
 
     @Override

@@ -1,9 +1,14 @@
 package io.lockstep.redis.internal;
 
+import java.util.List;
+
 /**
- * Where a lock lives: {@code <prefix>{<name>}} holds the owner token and the holder and {@code <prefix>{<name>}:fence}
- * the fence counter. The braces make both keys one hash slot in a Redis Cluster; a lock key always
- * ends in {@code '}'} and a counter never does, so no name's lock key is another name's counter.
+ * Where a lock lives: {@code <prefix>{<name>}} holds the owner token and the holder, {@code
+ * <prefix>{<name>}:fence} the fence counter, {@code <prefix>{<name>}:queue} and {@code
+ * <prefix>{<name>}:waiters} the waiters queued on the server (their order, and each one's entry). The
+ * braces make every key of a lock one hash slot in a Redis Cluster, so each script touches one slot; a
+ * lock key always ends in {@code '}'} and the others never do, and their suffixes differ, so no name's
+ * key is another name's key of another kind.
  */
 public final class RedisKeys {
 
@@ -24,7 +29,22 @@ public final class RedisKeys {
         return prefix + "{" + name + "}:fence";
     }
 
-    /** The pub/sub channel releases are announced on; the message is the lock name. */
+    /** The waiters' order: a sorted set of owner tokens; gone when nobody waits (or every entry expired). */
+    public String queueKey(String name) {
+        return prefix + "{" + name + "}:queue";
+    }
+
+    /** The waiters' entries: a hash from owner token to deadline, lease time and the value to store. */
+    public String waitersKey(String name) {
+        return prefix + "{" + name + "}:waiters";
+    }
+
+    /** The four keys of the scripts that may grant: lock, fence, queue, waiters (one hash slot). */
+    List<String> scriptKeys(String name) {
+        return List.of(lockKey(name), fenceKey(name), queueKey(name), waitersKey(name));
+    }
+
+    /** The pub/sub channel releases and grants are announced on (see {@link RedisReleaseSignals}). */
     public String releaseChannel() {
         return prefix + "released";
     }

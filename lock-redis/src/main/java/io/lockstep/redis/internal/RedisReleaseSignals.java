@@ -1,7 +1,11 @@
 package io.lockstep.redis.internal;
 
 import io.lockstep.spi.ReleaseSignals;
+import io.lockstep.spi.ReleaseWatch;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
@@ -16,6 +20,12 @@ import redis.clients.jedis.exceptions.JedisAccessControlException;
  * with no free connection, an unreachable server) is logged once: at once for a permission error (with
  * the ACL rule to add), otherwise after {@link #FAILURES_BEFORE_WARNING} failures in a row; re-subscribing
  * backs off up to {@link #MAX_BACKOFF}.
+ *
+ * <p>Two kinds of notice share the channel: a lock name alone (released, nobody queued: wakes that
+ * name's watches and queued waiters, who ask again), and {@code <name> US <sha1 of an owner token> US
+ * <fence>} (US is the control character 31, which no lock name contains): a release granted the lock to
+ * that queued waiter, which alone is woken and takes the grant without a round trip ({@link RedisWaiter}).
+ * A client of an older version reads a grant notice as the name of a lock nobody waits for, and ignores it.
  */
 public final class RedisReleaseSignals extends ReleaseSignals {
 
@@ -31,6 +41,10 @@ public final class RedisReleaseSignals extends ReleaseSignals {
     private final UnifiedJedis jedis;
     private final String channel;
     private volatile @Nullable JedisPubSub subscription;
+    /** Queued waiters by the hash of their owner token, and by lock name. */
+    private final Map<String, RedisWaiter> waitersByHash = new ConcurrentHashMap<>();
+
+    private final Map<String, Set<RedisWaiter>> waitersByName = new ConcurrentHashMap<>();
 
     /** Signals for releases announced on {@code channel}. */
     public RedisReleaseSignals(UnifiedJedis jedis, String channel, String where) {
@@ -50,14 +64,68 @@ public final class RedisReleaseSignals extends ReleaseSignals {
             }
 
             @Override
-            public void onMessage(String ch, String name) {
-                signal(name);
+            public void onMessage(String ch, String message) {
+                notice(message);
             }
         };
         subscription = pubSub;
         if (!isClosed()) {
             jedis.subscribe(pubSub, channel);
         }
+    }
+
+    /** Routes one notice: a grant to its waiter, a plain release to the name's watches and queued waiters. */
+    void notice(String message) {
+        int first = message.indexOf(GRANT_SEPARATOR);
+        if (first < 0) {
+            signal(message);
+            Set<RedisWaiter> queued = waitersByName.get(message);
+            if (queued != null) {
+                queued.forEach(w -> signal(wakeKey(w)));
+            }
+            return;
+        }
+        int second = message.indexOf(GRANT_SEPARATOR, first + 1);
+        if (second < 0) {
+            return;
+        }
+        RedisWaiter waiter = waitersByHash.get(message.substring(first + 1, second));
+        if (waiter == null || !waiter.name().equals(message.substring(0, first))) {
+            return; // a waiter of another process, or one that has left
+        }
+        try {
+            waiter.noticed(Long.parseLong(message.substring(second + 1)));
+        } catch (NumberFormatException e) {
+            return;
+        }
+        signal(wakeKey(waiter));
+    }
+
+    /** Separates the fields of a grant notice: the control character US, which no lock name contains. */
+    static final char GRANT_SEPARATOR = '\u001f';
+
+    /**
+     * Opens a queued waiter: wake-ups of its own (so a grant wakes it alone; a plain release of its lock,
+     * a new subscription or a dropped one wake it too), registered until it closes.
+     */
+    RedisWaiter openWaiter(String name, String ownerToken, java.util.function.Consumer<RedisWaiter> onClose) {
+        String hash = RedisWaiter.tokenHash(ownerToken);
+        ReleaseWatch wakeups = watch(GRANT_SEPARATOR + hash);
+        RedisWaiter waiter = new RedisWaiter(name, ownerToken, wakeups, w -> {
+            waitersByHash.remove(w.tokenHash(), w);
+            waitersByName.computeIfPresent(w.name(), (n, set) -> {
+                set.remove(w);
+                return set.isEmpty() ? null : set;
+            });
+            onClose.accept(w);
+        });
+        waitersByHash.put(hash, waiter);
+        waitersByName.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(waiter);
+        return waiter;
+    }
+
+    private static String wakeKey(RedisWaiter waiter) {
+        return GRANT_SEPARATOR + waiter.tokenHash();
     }
 
     @Override

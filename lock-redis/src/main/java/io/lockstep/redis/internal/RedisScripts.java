@@ -31,28 +31,133 @@ final class RedisScripts {
 
     /** Every script of the backend, in the order {@link #loadAll} sends them. */
     static List<LuaScript> all() {
-        return List.of(ACQUIRE, EXTEND, EXTEND_MANY, RELEASE, INSPECT);
+        return List.of(ACQUIRE, EXTEND, EXTEND_MANY, RELEASE, WITHDRAW, INSPECT);
     }
 
     /**
-     * KEYS[1] lock key, KEYS[2] fence counter; ARGV[1] the value to store (owner token, a space, the
-     * holder), ARGV[2] lease time in ms.
-     * Free: SET token PX ttl and INCR the fence, return {1, fence}. Already ours (a retried attempt
-     * whose reply was lost): refresh the TTL and return the same fence, which no one else can have
-     * incremented while we held the lock. Held by another: return {0, its remaining ms}.
+     * The waiter queue's helpers, shared by the scripts that grant or withdraw ({@link #ACQUIRE}, {@link
+     * #RELEASE}, {@link #WITHDRAW}). KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] the queue (a sorted
+     * set of owner tokens scored by arrival), KEYS[4] the entries (a hash: owner token to {@code <deadline
+     * ms on the server's clock> <lease ms> <value to store>}). An entry past its deadline is a dead waiter.
+     *
+     * <p>{@code next_waiter(take, leaving)} reads the first 100 waiters once and returns the first live one
+     * other than {@code leaving} (token, lease, value; nil if none), removing in one {@code ZREM} and one
+     * {@code HDEL} the expired ones before it, {@code leaving}, and the one returned if {@code take}. {@code
+     * grant_next(channel, name, leaving)} hands the free lock to that waiter exactly as an acquire would (SET
+     * PX with the waiter's lease time over the released value, INCR the fence) and announces the grant as
+     * {@code <name> US <sha1 of the token> US <fence>} (US is the control character 31, which no lock name
+     * contains); false if nobody live waits.
+     *
+     * <p>No script touches a key again after a command that may have deleted it (a {@code DEL}, or the
+     * {@code ZREM}/{@code HDEL} that empties a queue): while a cluster slot migrates, a script runs only if
+     * every key it names exists on the node, and a key it deleted itself would then be "not local" halfway
+     * through, after writes that are not rolled back.
+     */
+    private static final String QUEUE_FUNCTIONS =
+            """
+            local function now_ms()
+              local t = redis.call('TIME')
+              return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            end
+            local function next_waiter(take, leaving)
+              local tokens = redis.call('ZRANGE', KEYS[3], 0, 99)
+              local remove = {}
+              if leaving then
+                remove[1] = leaving
+              end
+              local found, lease, value
+              if #tokens > 0 then
+                local now = now_ms()
+                local entries = redis.call('HMGET', KEYS[4], unpack(tokens))
+                for i = 1, #tokens do
+                  if tokens[i] ~= leaving then
+                    local deadline, l, v
+                    if entries[i] then
+                      deadline, l, v = string.match(entries[i], '^(%d+) (%d+) (.*)$')
+                    end
+                    if deadline and tonumber(deadline) >= now then
+                      found, lease, value = tokens[i], l, v
+                      if take then
+                        remove[#remove + 1] = found
+                      end
+                      break
+                    end
+                    remove[#remove + 1] = tokens[i]
+                  end
+                end
+              end
+              if #remove > 0 then
+                redis.call('ZREM', KEYS[3], unpack(remove))
+                redis.call('HDEL', KEYS[4], unpack(remove))
+              end
+              return found, lease, value
+            end
+            local function grant_next(channel, name, leaving)
+              if redis.call('EXISTS', KEYS[3]) == 0 then
+                return false
+              end
+              local token, lease, value = next_waiter(true, leaving)
+              if not token then
+                return false
+              end
+              redis.call('SET', KEYS[1], value, 'PX', lease)
+              local fence = redis.call('INCR', KEYS[2])
+              redis.pcall('PUBLISH', channel, name .. '\\31' .. redis.sha1hex(token) .. '\\31' .. fence)
+              return true
+            end
+            """;
+
+    /**
+     * KEYS as in {@link #QUEUE_FUNCTIONS}; ARGV[1] the value to store (owner token, a space, the holder),
+     * ARGV[2] lease time in ms, ARGV[3] the queue entry's time to live in ms ({@code 0}: do not queue),
+     * ARGV[4] the owner token, ARGV[5] the release channel, ARGV[6] the lock name.
+     *
+     * <p>Free and nobody queued (the uncontended path: one {@code EXISTS} more than a bare acquire): SET
+     * value PX ttl and INCR the fence, return {1, fence}. Free with a queue: granted only to the first
+     * live waiter; if that is someone else, the lock is handed to them as a release would, so an acquire
+     * without a queue entry never jumps the queue. Already ours (granted by a release, or a retried
+     * attempt whose reply was lost): refresh the TTL and return the same fence, which no one else can
+     * have incremented while we held the lock. Otherwise, with ARGV[3] > 0, join the queue's tail (or keep
+     * our place) with an entry that lives ARGV[3] ms; return {0, the holder's remaining ms, the fence
+     * counter now}: a grant whose fence is above that counter happened after this call. (A free lock's
+     * key is absent, so in a migrating cluster slot the free branch never runs: the script is answered
+     * TRYAGAIN.)
      */
     static final LuaScript ACQUIRE = new LuaScript(
-            """
+            QUEUE_FUNCTIONS
+                    + """
             local holder = redis.call('GET', KEYS[1])
             if holder == false then
-              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-              return {1, redis.call('INCR', KEYS[2])}
-            end
-            if holder == ARGV[1] then
+              if redis.call('EXISTS', KEYS[3]) == 0 then
+                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                return {1, redis.call('INCR', KEYS[2])}
+              end
+              local first = next_waiter(false, nil)
+              if not first or first == ARGV[4] then
+                redis.call('ZREM', KEYS[3], ARGV[4])
+                redis.call('HDEL', KEYS[4], ARGV[4])
+                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                return {1, redis.call('INCR', KEYS[2])}
+              end
+              grant_next(ARGV[5], ARGV[6], nil)
+            elseif holder == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
               return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
             end
-            return {0, redis.call('PTTL', KEYS[1])}
+            if ARGV[3] ~= '0' then
+              local ttl = tonumber(ARGV[3])
+              if not redis.call('ZSCORE', KEYS[3], ARGV[4]) then
+                local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+                redis.call('ZADD', KEYS[3], (tonumber(last[2]) or 0) + 1, ARGV[4])
+              end
+              redis.call('HSET', KEYS[4], ARGV[4], (now_ms() + ttl) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
+              for i = 3, 4 do
+                if redis.call('PTTL', KEYS[i]) < ttl then
+                  redis.call('PEXPIRE', KEYS[i], ttl)
+                end
+              end
+            end
+            return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}
             """);
 
     /** KEYS[1] lock key; ARGV[1] the stored value, ARGV[2] lease time in ms. 1 if extended, 0 if not ours. */
@@ -85,19 +190,48 @@ final class RedisScripts {
             """);
 
     /**
-     * KEYS[1] lock key; ARGV[1] the stored value, ARGV[2] release channel, ARGV[3] lock name.
-     * Compare-and-delete, then tell waiters. 1 if released, 0 if not ours. The notice is sent with
-     * {@code pcall}: a script is not rolled back when a later call fails, so a {@code PUBLISH} the user
-     * may not do (a Redis 7 ACL user without channel permission) must not turn a done delete into an
-     * error; waiters then find the lock free by polling.
+     * KEYS as in {@link #QUEUE_FUNCTIONS}; ARGV[1] the stored value, ARGV[2] release channel, ARGV[3] lock
+     * name. Compare-and-release: the lock goes to the first live waiter ({@code grant_next}, in the same
+     * script: the handoff is atomic with the release), or, with nobody queued, the key is deleted and the
+     * release announced with the name alone. 1 if released, 0 if not ours. Notices are sent with {@code
+     * pcall}: a script is not rolled back when a later call fails, so a {@code PUBLISH} the user may not do
+     * (a Redis 7 ACL user without channel permission) must not turn a done release into an error; waiters
+     * then learn of the grant or the free lock by their next refresh.
      */
     static final LuaScript RELEASE = new LuaScript(
-            """
+            QUEUE_FUNCTIONS
+                    + """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
-              redis.call('DEL', KEYS[1])
-              redis.pcall('PUBLISH', ARGV[2], ARGV[3])
+              if not grant_next(ARGV[2], ARGV[3], nil) then
+                redis.call('DEL', KEYS[1])
+                redis.pcall('PUBLISH', ARGV[2], ARGV[3])
+              end
               return 1
             end
+            return 0
+            """);
+
+    /**
+     * A waiter leaves: KEYS as in {@link #QUEUE_FUNCTIONS}; ARGV[1] the owner token, ARGV[2] release
+     * channel, ARGV[3] lock name. Removes the token's queue entry and, if a release granted the lock to it
+     * meanwhile (its value is the token, a space and a holder, or the token alone), releases that grant
+     * and hands it on, all in one script, so a waiter that gives up never keeps a lock it did not take.
+     * 1 if a grant was released, 0 if not.
+     */
+    static final LuaScript WITHDRAW = new LuaScript(
+            QUEUE_FUNCTIONS
+                    + """
+            local value = redis.call('GET', KEYS[1])
+            if value and (value == ARGV[1] or string.sub(value, 1, #ARGV[1] + 1) == ARGV[1] .. ' ') then
+              if not grant_next(ARGV[2], ARGV[3], ARGV[1]) then
+                -- (our entry, if any, went with grant_next's scan)
+                redis.call('DEL', KEYS[1])
+                redis.pcall('PUBLISH', ARGV[2], ARGV[3])
+              end
+              return 1
+            end
+            redis.call('ZREM', KEYS[3], ARGV[1])
+            redis.call('HDEL', KEYS[4], ARGV[1])
             return 0
             """);
 

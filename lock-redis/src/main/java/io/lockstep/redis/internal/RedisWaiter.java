@@ -1,0 +1,154 @@
+package io.lockstep.redis.internal;
+
+import io.lockstep.LossReason;
+import io.lockstep.spi.ReleaseWatch;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One waiter queued on the server for one lock ({@link RedisBackend#watch(String, String)}): its wake-ups,
+ * and what it needs to take a grant that a release made on its behalf without a round trip of its own.
+ *
+ * <h2>When a grant announced by a notice may be used, and from when it is valid</h2>
+ *
+ * A waiter granted by someone else's release sent nothing at the time of the grant, so its validity
+ * cannot be counted from a request of its own for the grant. It is counted from the send time of its
+ * latest queue refresh whose reply said "still waiting": the server processed that refresh while the
+ * entry was still queued, and the grant (which removes the entry) came after, so the grant's TTL, which
+ * the server starts at the grant with the waiter's own lease time, ends after that send time plus the
+ * lease time. The reply carries the fence counter {@code c} at that moment; a grant notice carries the
+ * grant's fence {@code f}. Fences only grow, so {@code f > c} proves the grant came after that refresh
+ * was processed; a notice with {@code f ≤ c} is of an older grant (since lost, or the waiter queued
+ * again) and is ignored. Ignoring a notice is always safe: the next refresh finds the grant on the server
+ * (the lock's value is the waiter's) and takes it with a validity counted from that refresh.
+ *
+ * <p>Pub/sub is at-most-once: a lost notice is recovered by that next refresh, at most a poll interval
+ * later. A failover signal taken before the refresh that is the validity's base goes with the grant, so
+ * a failover after that moment ends the lease.
+ *
+ * <p>Thread-safe: the acquiring thread refreshes and takes grants, the subscriber thread delivers notices.
+ */
+final class RedisWaiter implements ReleaseWatch {
+
+    private final String name;
+    private final String ownerToken;
+    private final String tokenHash;
+    private final ReleaseWatch wakeups;
+    private final Consumer<RedisWaiter> onClose;
+
+    private boolean sawWaiting;
+    private long waitingSentAt;
+    private long waitingFence;
+    private @Nullable CompletionStage<LossReason> waitingFailover;
+    /** The highest fence announced for this waiter and not yet shown stale; 0: none. */
+    private long noticedFence;
+
+    private boolean granted;
+    private boolean closed;
+
+    RedisWaiter(String name, String ownerToken, ReleaseWatch wakeups, Consumer<RedisWaiter> onClose) {
+        this.name = name;
+        this.ownerToken = ownerToken;
+        this.tokenHash = tokenHash(ownerToken);
+        this.wakeups = wakeups;
+        this.onClose = onClose;
+    }
+
+    /** What a grant notice names the waiter by: the SHA-1 of its owner token, hex, as Redis's {@code sha1hex}. */
+    static String tokenHash(String ownerToken) {
+        try {
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-1").digest(ownerToken.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required by the Java platform", e);
+        }
+    }
+
+    String name() {
+        return name;
+    }
+
+    String ownerToken() {
+        return ownerToken;
+    }
+
+    String tokenHash() {
+        return tokenHash;
+    }
+
+    /**
+     * A refresh sent at {@code sentAt} (after taking {@code failover}) was answered "still waiting" with
+     * the fence counter at {@code fenceCounter}: the latest known moment that precedes any later grant.
+     */
+    synchronized void stillWaiting(long sentAt, long fenceCounter, @Nullable CompletionStage<LossReason> failover) {
+        sawWaiting = true;
+        waitingSentAt = sentAt;
+        waitingFence = fenceCounter;
+        waitingFailover = failover;
+        if (noticedFence <= fenceCounter) {
+            noticedFence = 0; // announced before this refresh: that grant is gone
+        }
+    }
+
+    /** A notice said a release granted this waiter the lock with {@code fence} (subscriber thread). */
+    synchronized void noticed(long fence) {
+        if (fence > noticedFence) {
+            noticedFence = fence;
+        }
+    }
+
+    /** A grant that a notice announced and that is known to follow the latest "still waiting"; null if none. */
+    synchronized @Nullable Noticed takeNoticed() {
+        if (!sawWaiting || noticedFence <= waitingFence) {
+            return null;
+        }
+        Noticed noticed = new Noticed(noticedFence, waitingSentAt, waitingFailover);
+        noticedFence = 0;
+        return noticed;
+    }
+
+    /** A grant announced by a notice: its fence, and the local time its validity is counted from. */
+    record Noticed(long fence, long validFrom, @Nullable CompletionStage<LossReason> failover) {}
+
+    /** The acquire took the lock under this waiter's token: closing the watch must not withdraw it. */
+    synchronized void granted() {
+        granted = true;
+    }
+
+    /** Whether this waiter's acquire took the lock. */
+    synchronized boolean wasGranted() {
+        return granted;
+    }
+
+    /** Wakes {@link #await}; from the subscriber thread. */
+    ReleaseWatch wakeups() {
+        return wakeups;
+    }
+
+    @Override
+    public boolean await(Duration timeout) throws InterruptedException {
+        return wakeups.await(timeout);
+    }
+
+    /**
+     * Stops waiting: the wake-ups end, and a waiter that did not take the lock withdraws from the queue
+     * on the server at once (releasing and handing on a grant that came meanwhile). Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        wakeups.close();
+        onClose.accept(this);
+    }
+}
