@@ -60,8 +60,10 @@ import redis.clients.jedis.JedisPubSub;
  * property {@code lockstep.bench.handoff}).
  *
  * <p>{@link #server} {@code redis}, rows: {@code floor-redis} (raw Jedis running lock-redis's two
- * scripts with one pub/sub subscription and a local FIFO queue: the round trips lock-redis makes, nothing
- * else), {@code redis} (lock-redis), {@code redisson-rlock} (Redisson's {@code RLock.lock(30 s)}). Each
+ * scripts with one pub/sub subscription and a local FIFO queue, the woken waiter sending its own acquire:
+ * the three hops lock-redis made before its handoff on the server), {@code floor-redis-handoff} (raw Jedis,
+ * lock-redis's protocol since: each waiter queues on the server and takes the grant its notice carries,
+ * two hops), {@code redis} (lock-redis), {@code redisson-rlock} (Redisson's {@code RLock.lock(30 s)}). Each
  * trial checks at the server that it did what its name says: one fence increment (floor, redis) or one
  * release notice (every row) per grant; it reports the acquire attempts per grant the server saw.
  *
@@ -299,6 +301,7 @@ public class HandoffBenchmark {
             address = new HostAndPort(server.host(), server.port());
             lock = switch (backend) {
                 case "floor-redis" -> new FloorLock(address);
+                case "floor-redis-handoff" -> new FloorHandoffLock(address);
                 case "redis" ->
                     new LockstepLock(RedisLockProvider.builder(new JedisPooled(address))
                             .closeClient(true)
@@ -307,7 +310,8 @@ public class HandoffBenchmark {
                 default -> {
                     server.close();
                     throw new IllegalArgumentException(
-                            "Redis runs 'floor-redis', 'redis' and 'redisson-rlock', not '" + backend + "'");
+                            "Redis runs 'floor-redis', 'floor-redis-handoff', 'redis' and 'redisson-rlock', not '"
+                                    + backend + "'");
                 }
             };
         }
@@ -473,8 +477,8 @@ public class HandoffBenchmark {
         @Override
         public Runnable acquire() {
             String token = UUID.randomUUID().toString();
-            List<String> keys = List.of("floor:" + NAME, "floor:fence:" + NAME);
-            List<String> args = List.of(token, "30000");
+            List<String> keys = RawFloors.redisKeys("floor:{" + NAME + "}");
+            List<String> args = RawFloors.redisAcquireArgs(token, "30000", CHANNEL, NAME);
             localQueue.lock();
             try {
                 head = Thread.currentThread();
@@ -494,7 +498,112 @@ public class HandoffBenchmark {
                 localQueue.unlock();
             }
             return () -> {
-                Object released = jedis.evalsha(releaseSha, List.of(keys.get(0)), List.of(token, CHANNEL, NAME));
+                Object released = jedis.evalsha(releaseSha, keys, List.of(token, CHANNEL, NAME));
+                if ((Long) released != 1) {
+                    throw new IllegalStateException("release of '" + NAME + "' freed nothing");
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            subscription.unsubscribe();
+            try {
+                subscriber.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            jedis.close();
+        }
+    }
+
+    /**
+     * The floor of lock-redis's handoff: raw Jedis, each waiter queues on the server with lock-redis's
+     * acquire script (a queue entry of 5 s) and, while the lock is held, parks until the notice of a grant
+     * to its own token (or 100 ms, then refreshes its entry); the release script grants the first waiter.
+     * Two hops per handoff: the release and the notice.
+     */
+    static final class FloorHandoffLock implements HandoffLock {
+        private static final String CHANNEL = "floor:release";
+        private final JedisPooled jedis;
+        private final String acquireSha;
+        private final String releaseSha;
+        private final java.util.concurrent.ConcurrentHashMap<String, Thread> waiting =
+                new java.util.concurrent.ConcurrentHashMap<>();
+        private final java.util.concurrent.ConcurrentHashMap<String, Boolean> granted =
+                new java.util.concurrent.ConcurrentHashMap<>();
+        private final JedisPubSub subscription;
+        private final Thread subscriber;
+
+        FloorHandoffLock(HostAndPort address) {
+            jedis = new JedisPooled(address);
+            acquireSha = jedis.scriptLoad(RawFloors.REDIS_ACQUIRE, NAME);
+            releaseSha = jedis.scriptLoad(RawFloors.REDIS_RELEASE, NAME);
+            CountDownLatch subscribed = new CountDownLatch(1);
+            subscription = new JedisPubSub() {
+                @Override
+                public void onSubscribe(String channel, int count) {
+                    subscribed.countDown();
+                }
+
+                @Override
+                public void onMessage(String channel, String message) {
+                    String[] fields = message.split("\u001f");
+                    if (fields.length == 3 && waiting.containsKey(fields[1])) {
+                        granted.put(fields[1], Boolean.TRUE);
+                        Thread waiter = waiting.get(fields[1]);
+                        if (waiter != null) {
+                            LockSupport.unpark(waiter);
+                        }
+                    }
+                }
+            };
+            subscriber = new Thread(
+                    () -> {
+                        try (Jedis connection = new Jedis(address)) {
+                            connection.subscribe(subscription, CHANNEL);
+                        }
+                    },
+                    "floor-handoff-subscriber");
+            subscriber.setDaemon(true);
+            subscriber.start();
+            try {
+                if (!subscribed.await(10, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the floor's subscription did not start within 10 s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
+
+        @Override
+        public Runnable acquire() {
+            String token = UUID.randomUUID().toString().replace("-", "");
+            String hash = RawFloors.sha1(token);
+            List<String> keys = RawFloors.redisKeys("floor:{" + NAME + "}");
+            List<String> args = List.of(token, "30000", "5000", token, CHANNEL, NAME);
+            waiting.put(hash, Thread.currentThread());
+            try {
+                while (true) {
+                    List<?> reply = (List<?>) jedis.evalsha(acquireSha, keys, args);
+                    if ((Long) reply.get(0) == 1) {
+                        break;
+                    }
+                    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
+                    while (granted.get(hash) == null && System.nanoTime() - until < 0) {
+                        LockSupport.parkNanos(this, until - System.nanoTime());
+                    }
+                    if (granted.remove(hash) != null) {
+                        break;
+                    }
+                }
+            } finally {
+                waiting.remove(hash);
+                granted.remove(hash);
+            }
+            return () -> {
+                Object released = jedis.evalsha(releaseSha, keys, List.of(token, CHANNEL, NAME));
                 if ((Long) released != 1) {
                     throw new IllegalStateException("release of '" + NAME + "' freed nothing");
                 }

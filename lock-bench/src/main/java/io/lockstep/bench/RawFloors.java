@@ -25,31 +25,123 @@ import redis.clients.jedis.params.SetParams;
  */
 final class RawFloors {
 
-    /** lock-redis's acquire script, as in {@code io.lockstep.redis.internal.RedisScripts}. */
-    static final String REDIS_ACQUIRE =
+    /** lock-redis's queue functions, which its acquire and release scripts begin with. */
+    private static final String REDIS_QUEUE_FUNCTIONS =
             """
+            local function now_ms()
+              local t = redis.call('TIME')
+              return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            end
+            local function next_waiter(take, leaving)
+              local tokens = redis.call('ZRANGE', KEYS[3], 0, 99)
+              local remove = {}
+              if leaving then
+                remove[1] = leaving
+              end
+              local found, lease, value
+              if #tokens > 0 then
+                local now = now_ms()
+                local entries = redis.call('HMGET', KEYS[4], unpack(tokens))
+                for i = 1, #tokens do
+                  if tokens[i] ~= leaving then
+                    local deadline, l, v
+                    if entries[i] then
+                      deadline, l, v = string.match(entries[i], '^(%d+) (%d+) (.*)$')
+                    end
+                    if deadline and tonumber(deadline) >= now then
+                      found, lease, value = tokens[i], l, v
+                      if take then
+                        remove[#remove + 1] = found
+                      end
+                      break
+                    end
+                    remove[#remove + 1] = tokens[i]
+                  end
+                end
+              end
+              if #remove > 0 then
+                redis.call('ZREM', KEYS[3], unpack(remove))
+                redis.call('HDEL', KEYS[4], unpack(remove))
+              end
+              return found, lease, value
+            end
+            local function grant_next(channel, name, leaving)
+              if redis.call('EXISTS', KEYS[3]) == 0 then
+                return false
+              end
+              local token, lease, value = next_waiter(true, leaving)
+              if not token then
+                return false
+              end
+              redis.call('SET', KEYS[1], value, 'PX', lease)
+              local fence = redis.call('INCR', KEYS[2])
+              redis.pcall('PUBLISH', channel, name .. '\\31' .. redis.sha1hex(token) .. '\\31' .. fence)
+              return true
+            end
+            """;
+
+    /** lock-redis's acquire script, as in {@code io.lockstep.redis.internal.RedisScripts}. */
+    static final String REDIS_ACQUIRE = REDIS_QUEUE_FUNCTIONS
+            + """
             local holder = redis.call('GET', KEYS[1])
             if holder == false then
-              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-              return {1, redis.call('INCR', KEYS[2])}
-            end
-            if holder == ARGV[1] then
+              if redis.call('EXISTS', KEYS[3]) == 0 then
+                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                return {1, redis.call('INCR', KEYS[2])}
+              end
+              local first = next_waiter(false, nil)
+              if not first or first == ARGV[4] then
+                redis.call('ZREM', KEYS[3], ARGV[4])
+                redis.call('HDEL', KEYS[4], ARGV[4])
+                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                return {1, redis.call('INCR', KEYS[2])}
+              end
+              grant_next(ARGV[5], ARGV[6], nil)
+            elseif holder == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
               return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
             end
-            return {0, redis.call('PTTL', KEYS[1])}
+            if ARGV[3] ~= '0' then
+              local ttl = tonumber(ARGV[3])
+              if not redis.call('ZSCORE', KEYS[3], ARGV[4]) then
+                local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+                redis.call('ZADD', KEYS[3], (tonumber(last[2]) or 0) + 1, ARGV[4])
+              end
+              redis.call('HSET', KEYS[4], ARGV[4], (now_ms() + ttl) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
+              for i = 3, 4 do
+                if redis.call('PTTL', KEYS[i]) < ttl then
+                  redis.call('PEXPIRE', KEYS[i], ttl)
+                end
+              end
+            end
+            return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}
             """;
 
     /** lock-redis's release script. */
-    static final String REDIS_RELEASE =
-            """
+    static final String REDIS_RELEASE = REDIS_QUEUE_FUNCTIONS
+            + """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
-              redis.call('DEL', KEYS[1])
-              redis.pcall('PUBLISH', ARGV[2], ARGV[3])
+              if not grant_next(ARGV[2], ARGV[3], nil) then
+                redis.call('DEL', KEYS[1])
+                redis.pcall('PUBLISH', ARGV[2], ARGV[3])
+              end
               return 1
             end
             return 0
             """;
+
+    /**
+     * The arguments of lock-redis's acquire script for an acquire that does not queue: the value, the
+     * lease time, no queue entry (0), the owner token, the release channel and the name.
+     */
+    static List<String> redisAcquireArgs(String token, String ttlMillis, String channel, String name) {
+        return List.of(token, ttlMillis, "0", token, channel, name);
+    }
+
+    /** The four keys of lock-redis's scripts for {@code lockKey} ({@code <prefix>{name}}): lock, fence, queue, waiters. */
+    static List<String> redisKeys(String lockKey) {
+        return List.of(lockKey, lockKey + ":fence", lockKey + ":queue", lockKey + ":waiters");
+    }
 
     /** lock-redlock's fenced acquire script, as in {@code io.lockstep.redlock.internal.Scripts}. */
     static final String REDLOCK_ACQUIRE =
@@ -159,13 +251,15 @@ final class RawFloors {
         public void acquireRelease(Caller caller) {
             String lockKey = PREFIX + "{" + caller.name + "}";
             String token = UUID.randomUUID().toString();
-            List<?> reply = (List<?>)
-                    jedis.evalsha(acquireSha, List.of(lockKey, lockKey + ":fence"), List.of(token, TTL_MILLIS));
+            List<?> reply = (List<?>) jedis.evalsha(
+                    acquireSha,
+                    redisKeys(lockKey),
+                    redisAcquireArgs(token, TTL_MILLIS, PREFIX + "released", caller.name));
             if (!Long.valueOf(1).equals(reply.get(0))) {
                 throw new IllegalStateException("lock '" + caller.name + "' was not free: " + reply);
             }
             Object released =
-                    jedis.evalsha(releaseSha, List.of(lockKey), List.of(token, PREFIX + "released", caller.name));
+                    jedis.evalsha(releaseSha, redisKeys(lockKey), List.of(token, PREFIX + "released", caller.name));
             if (!Long.valueOf(1).equals(released)) {
                 throw new IllegalStateException("release of '" + caller.name + "' freed nothing");
             }

@@ -239,8 +239,8 @@ public class TopologyBenchmark {
         public void acquireRelease(Caller caller) {
             String lockKey = "floor:{" + caller.name + "}";
             String token = UUID.randomUUID().toString();
-            List<String> keys = List.of(lockKey, lockKey + ":fence");
-            List<String> args = List.of(token, TTL_MILLIS);
+            List<String> keys = RawFloors.redisKeys(lockKey);
+            List<String> args = RawFloors.redisAcquireArgs(token, TTL_MILLIS, "floor:released", caller.name);
             List<?> reply;
             if (wait && jedis instanceof JedisCluster cluster) {
                 // One pooled connection to the slot's primary, as lock-redis's ReplicaAck does (Jedis 5.2's
@@ -271,8 +271,7 @@ public class TopologyBenchmark {
             if (!Long.valueOf(1).equals(reply.get(0))) {
                 throw new IllegalStateException("lock '" + caller.name + "' was not free: " + reply);
             }
-            Object released =
-                    jedis.evalsha(releaseSha, List.of(lockKey), List.of(token, "floor:released", caller.name));
+            Object released = jedis.evalsha(releaseSha, keys, List.of(token, "floor:released", caller.name));
             if (!Long.valueOf(1).equals(released)) {
                 throw new IllegalStateException("release of '" + caller.name + "' freed nothing");
             }
