@@ -364,10 +364,12 @@ public abstract class Dialect {
     public abstract void keepAlive(Connection c, long idleMillis) throws SQLException;
 
     /**
-     * Signals waiters on {@code name} when the open transaction commits; a dialect that queued the signal
-     * in {@link #lockRow} (PostgreSQL) does nothing here.
+     * Releases a session lock: commits the open transaction and, where the product has notifications, tells
+     * waiters on {@code name}. By default a bare commit (waiters poll).
      */
-    public abstract void signalOnCommit(Connection c, String name) throws SQLException;
+    public void commitRelease(Connection c, String name) throws SQLException {
+        c.commit();
+    }
 
     /** The notification channel, or empty if the product has none (waiters poll). */
     public Optional<String> channel() {

@@ -238,9 +238,4 @@ public final class H2Dialect extends Dialect {
             rs.next();
         }
     }
-
-    @Override
-    public void signalOnCommit(Connection c, String name) {
-        // no notifications: waiters poll
-    }
 }

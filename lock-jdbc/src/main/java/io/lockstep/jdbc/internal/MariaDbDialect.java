@@ -409,9 +409,4 @@ public final class MariaDbDialect extends Dialect {
             ps.executeUpdate();
         }
     }
-
-    @Override
-    public void signalOnCommit(Connection c, String name) {
-        // no notifications: waiters poll
-    }
 }

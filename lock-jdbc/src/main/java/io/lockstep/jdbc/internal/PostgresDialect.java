@@ -33,6 +33,7 @@ public final class PostgresDialect extends Dialect {
     private final Sql deleteSql;
     private final Sql ensureSql;
     private final Sql lockSql;
+    private final Sql commitReleaseSql;
     private final Sql keepAliveSql = Sql.of("SELECT set_config('idle_in_transaction_session_timeout', :idle, true)");
 
     PostgresDialect(String table) {
@@ -57,26 +58,39 @@ public final class PostgresDialect extends Dialect {
                 + " WHERE l.name = b.name AND l.owner = b.owner AND l.expires_at > clock_timestamp()"
                 + " RETURNING b.i");
         // Release expires the row rather than deleting it (see the claim); the self-join reads the expiry
-        // from before the update, to answer whether the lease was still valid.
+        // from before the update, to answer whether the lease was still valid. Its commit is asynchronous
+        // (synchronous_commit off for this transaction alone): a transaction that notifies holds a
+        // database-wide lock from before its commit record until the commit ends, so with a synchronous
+        // commit every release waited for the previous one's WAL flush (issue 27: at 4 callers on a server
+        // that fsyncs, releases queued on that lock). A release a crash loses leaves the row held by an owner
+        // that stopped renewing: it ends at its lease time, which a crash of the holder would do too. The
+        // fence is not at stake: only claims draw fences, and their commits stay synchronous.
         this.releaseSql = Sql.of("WITH d AS (UPDATE " + this.table + " AS l SET owner = '', expires_at = 'epoch'"
                 + " FROM " + this.table + " AS o WHERE l.name = :name AND l.owner = :owner AND o.name = l.name"
                 + " RETURNING o.expires_at > clock_timestamp() AS live)"
-                + " SELECT d.live, pg_notify(:channel, :name) IS NULL FROM d");
+                + " SELECT d.live, pg_notify(:channel, :name) IS NULL,"
+                + " set_config('synchronous_commit', 'off', true) FROM d");
         this.deleteSql = Sql.of("UPDATE " + this.table + " SET owner = '', expires_at = 'epoch'"
                 + " WHERE name = :name AND owner = :owner");
         this.ensureSql = Sql.of("INSERT INTO " + this.table + " (name, owner, fence, expires_at)"
                 + " VALUES (:name, '', 0, 'epoch') ON CONFLICT (name) DO NOTHING");
         // The row is locked in the subquery; the outer projection (the fence, the settings) runs only for a
         // row that is already locked, so no fence is drawn before the lock is ours. A refused lock aborts
-        // the transaction, and the settings with it. The release notice is queued here too: PostgreSQL
-        // delivers a transaction's notifications when it commits, which is the release, and drops them if
-        // it rolls back, so the release is a bare COMMIT, one round trip (issue 27: a separate pg_notify
-        // statement on every release made session mode three round trips to the raw floor's two).
+        // the transaction, and the settings with it.
         this.lockSql = Sql.of("SELECT nextval('" + sequence + "') AS fence, pg_backend_pid() AS pid,"
-                + " pg_notify(:channel, :name) IS NULL AS queued,"
                 + " set_config('idle_in_transaction_session_timeout', :idle, true) AS idle,"
                 + " set_config('application_name', 'lockstep fence ' || currval('" + sequence + "'), true) AS app"
                 + " FROM (SELECT name FROM " + this.table + " WHERE name = :name FOR UPDATE NOWAIT) AS locked");
+        // A session lock's release, in one round trip: COMMIT, then the notice in a transaction of its own
+        // whose commit is asynchronous. A transaction that notifies holds a database-wide lock from before
+        // its commit record until its commit ends; queued in the lock's own transaction (as cdfe1e5 did),
+        // every release held it through its WAL flush, so at 4 callers on a server that fsyncs releases
+        // queued behind each other (issue 27). The lock's transaction (its fence from the sequence) still
+        // commits synchronously; the notice's transaction holds nothing a crash could lose that matters
+        // (every listener's connection ends with the server). The notice follows the commit, so a woken
+        // waiter finds the row free.
+        this.commitReleaseSql = Sql.of("COMMIT; SELECT pg_notify(:channel, :name) IS NULL,"
+                + " set_config('synchronous_commit', 'off', true)");
     }
 
     /** The claim statement, writing the {@code holder} column too when {@code holder}. */
@@ -315,7 +329,6 @@ public final class PostgresDialect extends Dialect {
         try (PreparedStatement ps = prepare(c, lockSql)) {
             lockSql.set(ps, "idle", Long.toString(idleMillis));
             lockSql.set(ps, "name", name);
-            lockSql.set(ps, "channel", channel);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.of(new Locked(rs.getLong("fence"), rs.getLong("pid"))) : Optional.empty();
             }
@@ -337,9 +350,15 @@ public final class PostgresDialect extends Dialect {
         }
     }
 
-    /** Nothing to do: {@link #lockRow} queued the notice in the lock's own transaction; its commit sends it. */
+    /** {@code COMMIT} and the notice in one round trip (see {@code commitReleaseSql}). */
     @Override
-    public void signalOnCommit(Connection c, String name) {}
+    public void commitRelease(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = prepare(c, commitReleaseSql)) {
+            commitReleaseSql.set(ps, "channel", channel);
+            commitReleaseSql.set(ps, "name", name);
+            ps.execute();
+        }
+    }
 
     @Override
     public Optional<String> channel() {

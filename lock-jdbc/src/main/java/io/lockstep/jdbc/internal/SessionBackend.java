@@ -257,8 +257,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
             }
             handle.ended = true;
             try {
-                dialect.signalOnCommit(handle.db, handle.name);
-                handle.db.commit();
+                dialect.commitRelease(handle.db, handle.name);
                 return true;
             } catch (SQLException | RuntimeException e) {
                 // The transaction, and the lock with it, ended already (or ends when dispose closes it).
