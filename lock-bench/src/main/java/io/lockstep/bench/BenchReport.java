@@ -164,6 +164,13 @@ public final class BenchReport {
         WHAT.put("lease", "lock-jdbc, lease mode (a row with an expiry)");
         WHAT.put("floor-session", "**floor** of `session`: plain JDBC running lock-jdbc's session-mode transaction");
         WHAT.put("session", "lock-jdbc, session mode (a row lock held by an open transaction)");
+        WHAT.put(
+                "floor-session-sync",
+                "session mode's transaction as cdfe1e5 left it (the notice queued by the lock statement, a bare COMMIT)");
+        WHAT.put(
+                "floor-lease-sync",
+                "lease mode's statements with the release lock-jdbc sent before issue 27 (synchronous commit)");
+        WHAT.put("shedlock-jdbc", "ShedLock's JDBC provider (`JdbcTemplateLockProvider`), lockAtLeastFor 0");
         WHAT.put("shedlock", "ShedLock's JDBC provider (`JdbcTemplateLockProvider`), lockAtLeastFor 0");
         WHAT.put("redis-renewed", "lock-redis, leases of `leaseSeconds` with `withAutoRenew()`, batched renewal");
         WHAT.put("redisson-watchdog", "Redisson `RLock.lock()` with its watchdog (`lockWatchdogTimeout` = lease)");
@@ -536,6 +543,9 @@ public final class BenchReport {
                     case "ZooKeeperBenchmark.handoff" -> "ZooKeeper: handoff from a holder to a queued waiter";
                     case "JdbcBenchmark.acquireRelease" -> "PostgreSQL: uncontended acquire + release";
                     case "JdbcBenchmark.handoff" -> "PostgreSQL: handoff from a holder to a waiter";
+                    case "JdbcCallersBenchmark.acquireRelease" ->
+                        "PostgreSQL (fsync=" + first.params().getOrDefault("fsync", "?")
+                                + "): uncontended acquire + release, each caller on a lock of its own";
                     case "HandoffBenchmark.handoff" ->
                         serverName(first.params().getOrDefault("server", "redis"))
                                 + ": contended handoff, every thread on one lock name";
@@ -605,8 +615,14 @@ public final class BenchReport {
                                         + " µs (not timed), release it and wait until another thread holds it (timed,"
                                         + " JMH `SampleTime`; a wait is cut at 100 ms, the bound for the last holder of"
                                         + " an iteration). The server's calls per grant are counted at the server.\n\n"
-                                : "`: every operation is timed (JMH `SampleTime`); the time from the holder's release"
-                                        + " until the waiter, already queued on another client, holds the lock.\n\n");
+                                : first.benchmarkClass().equals("JdbcCallersBenchmark")
+                                        ? "`: every operation is timed (JMH `SampleTime`); one acquire of a free lock and"
+                                                + " its release, each thread a caller on a lock name of its own, lock-jdbc"
+                                                + " and ShedLock over pools of 10 (session mode 16), each floor on one"
+                                                + " connection per caller. The server's counters are per operation.\n\n"
+                                        : "`: every operation is timed (JMH `SampleTime`); the time from the holder's"
+                                                + " release until the waiter, already queued on another client, holds"
+                                                + " the lock.\n\n");
         md.append("| contender | what it is | p50 µs | p99 µs | p99.9 µs | mean µs | rounds | what the server saw"
                 + " per round |\n");
         md.append("|---|---|---|---|---|---|---|---|\n");

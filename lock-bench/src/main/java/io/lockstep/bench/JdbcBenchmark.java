@@ -58,7 +58,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *             PostgresDialect}), a fresh 128-bit owner token each time;
  *         <li>{@code session}: lock-jdbc in session mode; {@code floor-session}: one plain JDBC connection
  *             running session mode's transaction (the row locked {@code FOR UPDATE NOWAIT} with its fence,
- *             the release's {@code pg_notify}, {@code COMMIT});
+ *             then {@code COMMIT} and the release's {@code pg_notify} in one round trip);
  *         <li>{@code shedlock-jdbc}: ShedLock's {@code JdbcTemplateLockProvider} over a HikariCP pool of 4, with
  *             the database's time, {@code lock} + {@code unlock}.
  *       </ul>
@@ -103,13 +103,15 @@ public class JdbcBenchmark {
     static final String RELEASE = "WITH d AS (UPDATE lockstep_lease AS l SET owner = '', expires_at = 'epoch'"
             + " FROM lockstep_lease AS o WHERE l.name = ? AND l.owner = ? AND o.name = l.name"
             + " RETURNING o.expires_at > clock_timestamp() AS live)"
-            + " SELECT d.live, pg_notify(?, ?) IS NULL FROM d";
+            + " SELECT d.live, pg_notify(?, ?) IS NULL, set_config('synchronous_commit', 'off', true) FROM d";
     // session mode's statements for the table lockstep_session
     static final String LOCK_ROW = "SELECT nextval('lockstep_session_fence') AS fence, pg_backend_pid() AS pid,"
             + " set_config('idle_in_transaction_session_timeout', ?, true) AS idle,"
             + " set_config('application_name', 'lockstep fence ' || currval('lockstep_session_fence'), true) AS app"
             + " FROM (SELECT name FROM lockstep_session WHERE name = ? FOR UPDATE NOWAIT) AS locked";
-    static final String SIGNAL = "SELECT pg_notify(?, ?) IS NULL";
+    // the release: COMMIT and the notice in a transaction of its own (asynchronous commit), one round trip
+    static final String COMMIT_RELEASE =
+            "COMMIT; SELECT pg_notify(?, ?) IS NULL, set_config('synchronous_commit', 'off', true)";
 
     /** What a trial's counters must show per operation. */
     record Expected(double commits, double rollbacks, double inserts, double updates, double fences) {}
@@ -179,8 +181,8 @@ public class JdbcBenchmark {
                 // claim: an upsert that takes the conflicting row (1 update, a fence in VALUES and one in DO
                 // UPDATE), release: 1 update; each its own auto-commit transaction
                 case "lease", "floor-lease" -> new Expected(2, 0, 0, 2, 2);
-                // one transaction: the row locked (no row written), one fence, the notify, COMMIT
-                case "session", "floor-session" -> new Expected(1, 0, 0, 0, 1);
+                // the lock's transaction (the row locked, no row written, one fence), then the notice's
+                case "session", "floor-session" -> new Expected(2, 0, 0, 0, 1);
                 // ShedLock: UPDATE to lock, UPDATE to unlock, each in a transaction of its own; no fences
                 default -> new Expected(2, 0, 0, 2, 0);
             };
@@ -263,10 +265,10 @@ public class JdbcBenchmark {
                 return lease.release();
             }
             case "floor-lease" -> {
-                return floorLease(s.floor);
+                return floorLease(s.floor, NAME);
             }
             case "floor-session" -> {
-                return floorSession(s.floor);
+                return floorSession(s.floor, NAME);
             }
             case "shedlock-jdbc" -> {
                 Optional<SimpleLock> held = s.shedlock.lock(
@@ -280,14 +282,14 @@ public class JdbcBenchmark {
     }
 
     /** lease mode's claim and release on one auto-commit connection. */
-    static boolean floorLease(Connection c) throws SQLException {
+    static boolean floorLease(Connection c, String name) throws SQLException {
         String owner = token();
         try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-            ps.setString(1, NAME);
+            ps.setString(1, name);
             ps.setString(2, owner);
             ps.setLong(3, 30_000);
             ps.setLong(4, 30_000);
-            ps.setString(5, NAME);
+            ps.setString(5, name);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 rs.getLong(1);
@@ -297,37 +299,34 @@ public class JdbcBenchmark {
             }
         }
         try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
-            ps.setString(1, NAME);
+            ps.setString(1, name);
             ps.setString(2, owner);
             ps.setString(3, "lockstep_lockstep_lease");
-            ps.setString(4, NAME);
+            ps.setString(4, name);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
             }
         }
     }
 
-    /** session mode's transaction on one connection: lock the row with its fence, notify, commit. */
-    static boolean floorSession(Connection c) throws SQLException {
+    /** session mode's transaction on one connection: lock the row with its fence; commit and notify. */
+    static boolean floorSession(Connection c, String name) throws SQLException {
         c.setAutoCommit(false);
         try {
             try (PreparedStatement ps = c.prepareStatement(LOCK_ROW)) {
                 ps.setString(1, "10000");
-                ps.setString(2, NAME);
+                ps.setString(2, name);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) {
                         throw new IllegalStateException("floor-session: the row is missing");
                     }
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement(SIGNAL)) {
+            try (PreparedStatement ps = c.prepareStatement(COMMIT_RELEASE)) {
                 ps.setString(1, "lockstep_lockstep_session");
-                ps.setString(2, NAME);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                }
+                ps.setString(2, name);
+                ps.execute();
             }
-            c.commit();
             return true;
         } finally {
             c.setAutoCommit(true);

@@ -1,0 +1,387 @@
+package io.lockstep.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.Locks;
+import io.lockstep.tck.servers.PostgresServer;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
+import org.jspecify.annotations.Nullable;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * lock-jdbc on PostgreSQL as users run it: the server fsyncs ({@code fsync=on}, PostgreSQL's default; {@code
+ * off} is the labelled comparison), several callers (run with {@code -t 1}, {@code -t 4}, {@code -t 16}),
+ * each on a lock name of its own (uncontended), over pools of an application's size; the floors and
+ * ShedLock's JDBC provider in the same run. Every operation is timed (JMH {@code SampleTime}: p50 and p99).
+ *
+ * <ul>
+ *   <li>{@code floor-lease}: one plain JDBC connection per caller running lock-jdbc's lease-mode claim and
+ *       release statements ({@link JdbcBenchmark#CLAIM}, {@link JdbcBenchmark#RELEASE});
+ *   <li>{@code floor-lease-sync}: the same with the release lock-jdbc ran before issue 27 (its {@code
+ *       pg_notify} committed synchronously), to show what that cost;
+ *   <li>{@code lease}: lock-jdbc lease mode, {@code poolSize=10} (HikariCP's default size);
+ *   <li>{@code floor-session}: one plain JDBC connection per caller running session mode's transaction;
+ *   <li>{@code floor-session-sync}: the same as cdfe1e5 left it (the notice queued by the lock statement, sent
+ *       by a synchronous bare {@code COMMIT});
+ *   <li>{@code session}: lock-jdbc session mode, its default pool of 16 (one connection per held lock);
+ *   <li>{@code shedlock-jdbc}: ShedLock's {@code JdbcTemplateLockProvider} with the database's time over a
+ *       HikariCP pool of 10.
+ * </ul>
+ *
+ * <p>Each trial proves what it ran as {@link JdbcBenchmark}'s do: the server's committed and rolled-back
+ * transactions, the table's row changes and the fences drawn, per operation, read at the server before and
+ * after; the trial fails unless they are what the contender's statements must cause (a floor and its mode
+ * the same). The statements the server ran ({@code pg_stat_statements}, utility statements such as {@code
+ * BEGIN} included as that extension counts them) are recorded beside them, not checked.
+ */
+@Fork(1)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 3, time = 2)
+public class JdbcCallersBenchmark {
+
+    private static final LeaseOptions LEASE = LeaseOptions.of(Duration.ofSeconds(30));
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final int MOST_CALLERS = 64;
+
+    /** The release lock-jdbc sent before issue 27: the same, its commit synchronous. */
+    static final String RELEASE_SYNC = "WITH d AS (UPDATE lockstep_lease AS l SET owner = '', expires_at = 'epoch'"
+            + " FROM lockstep_lease AS o WHERE l.name = ? AND l.owner = ? AND o.name = l.name"
+            + " RETURNING o.expires_at > clock_timestamp() AS live)"
+            + " SELECT d.live, pg_notify(?, ?) IS NULL FROM d";
+
+    /** Session mode's lock statement as cdfe1e5 left it: the release's notice queued in it. */
+    static final String LOCK_ROW_NOTIFY = "SELECT nextval('lockstep_session_fence') AS fence, pg_backend_pid() AS pid,"
+            + " pg_notify(?, ?) IS NULL AS queued,"
+            + " set_config('idle_in_transaction_session_timeout', ?, true) AS idle,"
+            + " set_config('application_name', 'lockstep fence ' || currval('lockstep_session_fence'), true) AS app"
+            + " FROM (SELECT name FROM lockstep_session WHERE name = ? FOR UPDATE NOWAIT) AS locked";
+
+    /** One server and one contender shared by the callers. */
+    @State(Scope.Benchmark)
+    public static class Server {
+        /** Which lock to measure. */
+        @Param({
+            "floor-lease",
+            "floor-lease-sync",
+            "lease",
+            "floor-session",
+            "floor-session-sync",
+            "session",
+            "shedlock-jdbc"
+        })
+        public String lock = "lease";
+
+        /** The server's {@code fsync}: {@code on} is what users run. */
+        @Param({"on", "off"})
+        public String fsync = "on";
+
+        private @Nullable PostgresServer pg;
+        private @Nullable LockProvider provider;
+        private @Nullable HikariDataSource shedPool;
+        private @Nullable JdbcTemplateLockProvider shedlock;
+        private final AtomicInteger callers = new AtomicInteger();
+        private final LongAdder ops = new LongAdder();
+        private final List<Connection> floors = new CopyOnWriteArrayList<>();
+        private Map<String, Long> atStart = Map.of();
+
+        /** Starts PostgreSQL and the contender; every caller's row is made before the counters are read. */
+        @Setup(Level.Trial)
+        public void start() throws Exception {
+            pg = PostgresServer.start(Map.of("fsync", fsync, "shared_preload_libraries", "pg_stat_statements"));
+            try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
+                    Statement st = c.createStatement()) {
+                st.execute("CREATE EXTENSION pg_stat_statements");
+            }
+            String uri = pg.jdbcUrl() + "&createSchema=true&mode=";
+            switch (lock) {
+                case "lease", "floor-lease", "floor-lease-sync" -> provider = Locks.open(uri + "lease&poolSize=10");
+                case "session", "floor-session", "floor-session-sync" -> provider = Locks.open(uri + "session");
+                case "shedlock-jdbc" -> {
+                    try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
+                            Statement st = c.createStatement()) {
+                        st.execute("CREATE TABLE shedlock (name varchar(64) NOT NULL PRIMARY KEY,"
+                                + " lock_until timestamp NOT NULL, locked_at timestamp NOT NULL,"
+                                + " locked_by varchar(255) NOT NULL)");
+                    }
+                    HikariConfig config = new HikariConfig();
+                    config.setJdbcUrl(pg.jdbcUrl());
+                    config.setMaximumPoolSize(10);
+                    shedPool = new HikariDataSource(config);
+                    shedlock = new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
+                            .withJdbcTemplate(new JdbcTemplate(shedPool))
+                            .usingDbTime()
+                            .build());
+                }
+                default -> throw new IllegalArgumentException("lock " + lock);
+            }
+            for (int i = 1; i <= MOST_CALLERS; i++) { // each name's row, so no measured claim inserts one
+                if (shedlock != null) {
+                    shedlock.lock(new LockConfiguration(Instant.now(), name(i), Duration.ofSeconds(30), Duration.ZERO))
+                            .orElseThrow()
+                            .unlock();
+                } else {
+                    provider.tryAcquire(name(i), LEASE).orElseThrow().release();
+                }
+            }
+            if (lock.startsWith("floor-")) {
+                provider.close();
+                provider = null;
+            }
+            atStart = counters(false);
+        }
+
+        /** {@link JdbcBenchmark#counters} and the statements the server ran (the counters' own left out). */
+        private Map<String, Long> counters(boolean awaitIdle) throws SQLException {
+            Map<String, Long> out = new LinkedHashMap<>(JdbcBenchmark.counters(pg, table(), awaitIdle));
+            try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
+                    Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements"
+                            + " WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE '%last_value%'"
+                            + " AND query NOT LIKE 'SHOW %' AND query NOT LIKE 'CREATE %'")) {
+                rs.next();
+                out.put("statements", rs.getLong(1));
+            }
+            return out;
+        }
+
+        static String name(int caller) {
+            return "bench/caller-" + caller;
+        }
+
+        String table() {
+            return switch (lock) {
+                case "session", "floor-session", "floor-session-sync" -> "lockstep_session";
+                case "shedlock-jdbc" -> "shedlock";
+                default -> "lockstep_lease";
+            };
+        }
+
+        JdbcBenchmark.Expected expected() {
+            return switch (lock) {
+                case "session", "floor-session" -> new JdbcBenchmark.Expected(2, 0, 0, 0, 1);
+                case "floor-session-sync" -> new JdbcBenchmark.Expected(1, 0, 0, 0, 1);
+                case "shedlock-jdbc" -> new JdbcBenchmark.Expected(2, 0, 0, 2, 0);
+                default -> new JdbcBenchmark.Expected(2, 0, 0, 2, 2);
+            };
+        }
+
+        /** Stops the contender, checks the counters per operation, stops PostgreSQL. */
+        @TearDown(Level.Trial)
+        public void stop(BenchmarkParams params) throws Exception {
+            try {
+                if (provider != null) {
+                    provider.close();
+                }
+                if (shedPool != null) {
+                    shedPool.close();
+                }
+                for (Connection floor : floors) { // closed here too: the counters wait for every backend to end
+                    floor.close();
+                }
+                long measured = ops.sum();
+                if (pg == null || measured == 0) {
+                    return;
+                }
+                Map<String, Long> atEnd = counters(true);
+                Map<String, Double> perOp = new LinkedHashMap<>();
+                atEnd.forEach((k, v) -> perOp.put(k, (v - atStart.get(k)) / (double) measured));
+                String seen = format(perOp);
+                System.out.printf(
+                        "%nPostgreSQL (fsync=%s) counters per operation, %s, %d callers, over %d operations: %s%n",
+                        fsync, lock, params.getThreads(), measured, seen);
+                JdbcBenchmark.Expected e = expected();
+                check(perOp, "xact_commit", e.commits());
+                check(perOp, "xact_rollback", e.rollbacks());
+                check(perOp, "n_tup_ins", e.inserts());
+                check(perOp, "n_tup_upd", e.updates());
+                check(perOp, "n_tup_del", 0);
+                check(perOp, "fences", e.fences());
+                CommandMix.record(new CommandMix.MixRecord(
+                        params.getBenchmark(),
+                        JdbcBenchmark.paramsOf(params),
+                        params.getThreads(),
+                        measured,
+                        JdbcBenchmark.serverVersion(pg) + ", fsync=" + fsync,
+                        List.of(perOp),
+                        seen));
+            } finally {
+                if (pg != null) {
+                    pg.close();
+                }
+            }
+        }
+
+        private void check(Map<String, Double> perOp, String counter, double expected) {
+            double seen = perOp.get(counter);
+            // The callers' own connections and the counters' reads are a few transactions per trial.
+            if (Math.abs(seen - expected) > 0.01) {
+                throw new IllegalStateException(String.format(
+                        "%s: %s was %.4f per operation, expected %.0f: the trial did not run what its name says",
+                        lock, counter, seen, expected));
+            }
+        }
+    }
+
+    /** One benchmark thread: its own lock name and, for a floor, its own connection. */
+    @State(Scope.Thread)
+    public static class OwnName {
+        private String name = "";
+        private @Nullable Connection floor;
+
+        /** Picks this thread's name; a floor opens its connection. */
+        @Setup(Level.Trial)
+        public void start(Server server) throws SQLException {
+            int index = server.callers.incrementAndGet();
+            if (index > MOST_CALLERS) {
+                throw new IllegalStateException("at most " + MOST_CALLERS + " callers");
+            }
+            name = Server.name(index);
+            if (server.lock.startsWith("floor-")) {
+                floor = DriverManager.getConnection(server.pg.jdbcUrl());
+                server.floors.add(floor);
+            }
+        }
+
+        /** Closes the floor's connection. */
+        @TearDown(Level.Trial)
+        public void stop() throws SQLException {
+            if (floor != null) {
+                floor.close();
+            }
+        }
+    }
+
+    /** One uncontended acquire and release of the caller's own name. */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public Object acquireRelease(Server s, OwnName c) throws Exception {
+        s.ops.increment();
+        switch (s.lock) {
+            case "lease", "session" -> {
+                Lease lease = s.provider.tryAcquire(c.name, LEASE).orElseThrow();
+                return lease.release();
+            }
+            case "floor-lease" -> {
+                return JdbcBenchmark.floorLease(c.floor, c.name);
+            }
+            case "floor-lease-sync" -> {
+                return floorLeaseSync(c.floor, c.name);
+            }
+            case "floor-session" -> {
+                return JdbcBenchmark.floorSession(c.floor, c.name);
+            }
+            case "floor-session-sync" -> {
+                return floorSessionSync(c.floor, c.name);
+            }
+            case "shedlock-jdbc" -> {
+                Optional<SimpleLock> held = s.shedlock.lock(
+                        new LockConfiguration(Instant.now(), c.name, Duration.ofSeconds(30), Duration.ZERO));
+                held.orElseThrow(() -> new IllegalStateException("ShedLock: the lock was not free"))
+                        .unlock();
+                return held;
+            }
+            default -> throw new IllegalArgumentException("lock " + s.lock);
+        }
+    }
+
+    /** lease mode's claim and the release as it was before issue 27 (synchronous commit). */
+    static boolean floorLeaseSync(Connection c, String name) throws SQLException {
+        String owner = token();
+        try (PreparedStatement ps = c.prepareStatement(JdbcBenchmark.CLAIM)) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            ps.setLong(3, 30_000);
+            ps.setLong(4, 30_000);
+            ps.setString(5, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                rs.getLong(1);
+                if (rs.wasNull()) {
+                    throw new IllegalStateException("floor-lease-sync: the lock was not free");
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement(RELEASE_SYNC)) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            ps.setString(3, "lockstep_lockstep_lease");
+            ps.setString(4, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** session mode as cdfe1e5 left it: the notice queued by the lock statement, a bare COMMIT. */
+    static boolean floorSessionSync(Connection c, String name) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            try (PreparedStatement ps = c.prepareStatement(LOCK_ROW_NOTIFY)) {
+                ps.setString(1, "lockstep_lockstep_session");
+                ps.setString(2, name);
+                ps.setString(3, "10000");
+                ps.setString(4, name);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new IllegalStateException("floor-session-sync: the row is missing");
+                    }
+                }
+            }
+            c.commit();
+            return true;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    private static String token() {
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    private static String format(Map<String, Double> perOp) {
+        StringBuilder b = new StringBuilder();
+        perOp.forEach((k, v) ->
+                b.append(b.length() == 0 ? "" : ", ").append(k).append(' ').append(String.format("%.3f", v)));
+        return b.toString();
+    }
+}
