@@ -1867,6 +1867,71 @@ public abstract class LockProviderCompatibilityKit {
             holderLosesTheLockAndAcquiringFailsClosed(
                     "partition", "PARTITION (the proxy stalls both ways)", faults::partition, faults::heal, true);
         }
+
+        @Test
+        @DisplayName(
+                "extend that cannot reach the backend throws BackendUnavailableException and the lease keeps its old validity")
+        void extendWhileUnreachableKeepsTheOldValidity() {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            assumeCapability(Capability.EXTEND);
+            BackendFaults faults = faultsFor(Fault.PARTITION);
+            String name = lockName("extend-partitioned");
+            report.lease(longLease());
+            Lease lease = mustAcquire(provider, name, lease(longLease()));
+            long oldDeadline = System.nanoTime() + lease.remaining().toNanos();
+            Runnable heal = inject("PARTITION (the proxy stalls both ways)", faults::partition, faults::heal);
+            assertThatThrownBy(() -> lease.extend(longLease()))
+                    .as("extend while the backend cannot be reached")
+                    .isInstanceOf(BackendUnavailableException.class);
+            long now = System.nanoTime();
+            assertThat(Duration.ofNanos(now + lease.remaining().toNanos() - oldDeadline))
+                    .as("how far the failed extend moved the lease's validity deadline")
+                    .isLessThanOrEqualTo(Duration.ofMillis(5));
+            if (oldDeadline - now > margin().toNanos()) {
+                assertThat(lease.isValid())
+                        .as("the lease before its old deadline, after a failed extend")
+                        .isTrue();
+            }
+            heal.run();
+        }
+
+        @Test
+        @DisplayName(
+                "release that cannot reach the backend throws BackendUnavailableException, ends the lease here at once, and the lock ends by its lease time")
+        void releaseWhileUnreachableEndsTheLeaseAndTheLockByItsLeaseTime() throws Exception {
+            assumeCapability(Capability.LEASE_EXPIRY);
+            BackendFaults faults = faultsFor(Fault.PARTITION);
+            String name = lockName("release-partitioned");
+            History history = new History();
+            report.lease(shortLease()).history(history);
+            History.Recorder holder = history.client("holder");
+            History.Recorder next = history.client("next");
+            LockProvider other = anotherClient();
+            holder.invoke(Op.ACQUIRE, name);
+            Lease lease = mustAcquire(provider, name, lease(shortLease()));
+            holder.acquired(lease);
+            Runnable heal = inject("PARTITION (the proxy stalls both ways)", faults::partition, faults::heal);
+            holder.invoke(Op.RELEASE, name);
+            assertThatThrownBy(lease::release)
+                    .as("release while the backend cannot be reached")
+                    .isInstanceOf(BackendUnavailableException.class);
+            holder.unknown(Op.RELEASE, name);
+            assertThat(lease.isValid())
+                    .as("the lease after a release that failed")
+                    .isFalse();
+            assertThat(lease.remaining()).as("its time left").isEqualTo(Duration.ZERO);
+            assertThat(lease.lost().toCompletableFuture().get(margin().toNanos(), TimeUnit.NANOSECONDS))
+                    .as("lost() of a lease released locally")
+                    .isNotNull();
+            heal.run();
+            long healedAt = System.nanoTime();
+            Duration bound = shortLease().plus(margin()).multipliedBy(2);
+            acquireWhileRecovering(other, next, name, healedAt + bound.toNanos());
+            assertThat(Duration.ofNanos(System.nanoTime() - healedAt))
+                    .as("time until another client got the lock after healing")
+                    .isLessThanOrEqualTo(bound);
+            checker().check(history).assertValid();
+        }
     }
 
     @Nested

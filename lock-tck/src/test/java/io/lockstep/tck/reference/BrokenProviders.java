@@ -130,7 +130,16 @@ final class BrokenProviders {
         /** A zero wait tries once, then sleeps a poll interval (200 ms) before it gives up. */
         ZERO_WAIT_SLEEPS_A_POLL,
         /** lost() completes half a second after the lease expired. */
-        LOST_LATE
+        LOST_LATE,
+        /**
+         * An extend that cannot reach the backend throws, but the lease counts itself extended anyway (the
+         * request "probably got through").
+         */
+        EXTEND_UNREACHABLE_EXTENDS_LOCALLY,
+        /** A release that cannot reach the backend throws and leaves the lease valid, its lost() pending. */
+        RELEASE_UNREACHABLE_KEEPS_THE_LEASE,
+        /** inspect() skips the name check: an invalid name is looked up, and found free. */
+        INSPECT_ACCEPTS_INVALID_NAMES
     }
 
     private BrokenProviders() {}
@@ -186,7 +195,12 @@ final class BrokenProviders {
                     JAVA_UTIL_RANDOM_TOKENS,
                     REMAINING_IGNORES_EXPIRY,
                     ZERO_WAIT_SLEEPS_A_POLL,
-                    LOST_LATE -> new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
+                    LOST_LATE,
+                    EXTEND_UNREACHABLE_EXTENDS_LOCALLY,
+                    RELEASE_UNREACHABLE_KEEPS_THE_LEASE ->
+                new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime));
+            case INSPECT_ACCEPTS_INVALID_NAMES ->
+                new BrokenProvider(mutation, new InMemoryLockProvider(store, runtime, true));
         };
     }
 
@@ -516,6 +530,19 @@ final class BrokenProviders {
         }
 
         @Override
+        public Optional<LockState> inspect(String name) {
+            if (mutation != Mutation.INSPECT_ACCEPTS_INVALID_NAMES) {
+                return delegate.inspect(name);
+            }
+            try {
+                return delegate.inspect(name);
+            } catch (IllegalArgumentException invalid) {
+                // A key nobody could have written: "free".
+                return Optional.of(new LockState(false, OptionalLong.empty(), Optional.empty()));
+            }
+        }
+
+        @Override
         public void close() {
             closed = true;
             renewals.shutdownNow();
@@ -548,6 +575,10 @@ final class BrokenProviders {
         private final String token;
         private volatile boolean forgotten;
         private volatile boolean releasedByUser;
+        /** Nonzero once a failed extend was counted as done (EXTEND_UNREACHABLE_EXTENDS_LOCALLY). */
+        private volatile long extendedLocallyUntil;
+        /** A release failed and the lease went on as if held (RELEASE_UNREACHABLE_KEEPS_THE_LEASE). */
+        private volatile boolean keptAfterFailedRelease;
 
         BrokenLease(Mutation mutation, Lease delegate, Set<BrokenLease> live) {
             this.mutation = mutation;
@@ -607,7 +638,7 @@ final class BrokenProviders {
         }
 
         private boolean ownView() {
-            return mutation == Mutation.CLOSE_LEAVES_LEASES_VALID || forgotten;
+            return mutation == Mutation.CLOSE_LEAVES_LEASES_VALID || forgotten || keptAfterFailedRelease;
         }
 
         private void requireAcquiringThread() {
@@ -636,6 +667,10 @@ final class BrokenProviders {
             if (mutation == Mutation.REMAINING_IGNORES_EXPIRY) {
                 return releasedByUser ? Duration.ZERO : granted;
             }
+            long extended = extendedLocallyUntil;
+            if (extended != 0) {
+                return Duration.ofNanos(Math.max(0, extended - System.nanoTime()));
+            }
             if (ownView()) {
                 return isValid() ? Duration.ofNanos(ownDeadline - System.nanoTime()) : Duration.ZERO;
             }
@@ -647,6 +682,10 @@ final class BrokenProviders {
             if (mutation == Mutation.REMAINING_IGNORES_EXPIRY) {
                 return !remaining().isZero() && !remaining().isNegative();
             }
+            long extended = extendedLocallyUntil;
+            if (extended != 0) {
+                return !releasedByUser && extended - System.nanoTime() > 0;
+            }
             if (ownView()) {
                 return !forgotten && !releasedByUser && ownDeadline - System.nanoTime() > 0;
             }
@@ -656,13 +695,33 @@ final class BrokenProviders {
         @Override
         public boolean extend(Duration leaseTime) {
             requireAcquiringThread();
-            boolean extended = delegate.extend(leaseTime);
+            boolean extended;
+            try {
+                extended = delegate.extend(leaseTime);
+            } catch (BackendUnavailableException e) {
+                if (mutation == Mutation.EXTEND_UNREACHABLE_EXTENDS_LOCALLY) {
+                    extendedLocallyUntil = System.nanoTime() + leaseTime.toNanos();
+                }
+                throw e;
+            }
             return mutation == Mutation.EXTEND_IGNORES_OWNERSHIP || extended;
         }
 
         @Override
         public boolean release() {
             requireAcquiringThread();
+            if (mutation == Mutation.RELEASE_UNREACHABLE_KEEPS_THE_LEASE) {
+                try {
+                    boolean released = delegate.release();
+                    live.remove(this);
+                    releasedByUser = true;
+                    own.complete(LossReason.RELEASED);
+                    return released;
+                } catch (BackendUnavailableException e) {
+                    keptAfterFailedRelease = true; // "still ours until it expires"
+                    throw e;
+                }
+            }
             live.remove(this);
             releasedByUser = true;
             own.complete(LossReason.RELEASED);

@@ -133,6 +133,21 @@ class KitMutationTest {
                 Arguments.of(MutantKits.ZeroWaitSleepsAPoll.class, "Waiting", "zeroWaitTriesOnce", "Waiting"),
                 Arguments.of(MutantKits.LostLate.class, "Loss", "lostCompletesOnExpiry", "Loss signal"),
                 Arguments.of(
+                        MutantKits.ExtendUnreachableExtendsLocally.class,
+                        "Partition",
+                        "extendWhileUnreachableKeepsTheOldValidity",
+                        "Fault: client/server partition"),
+                Arguments.of(
+                        MutantKits.ReleaseUnreachableKeepsTheLease.class,
+                        "Partition",
+                        "releaseWhileUnreachableEndsTheLeaseAndTheLockByItsLeaseTime",
+                        "Fault: client/server partition"),
+                Arguments.of(
+                        MutantKits.InspectAcceptsInvalidNames.class,
+                        "Inspect",
+                        "inspectRejectsInvalidNames",
+                        "Inspect"),
+                Arguments.of(
                         MutantKits.PredictableTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),
                 Arguments.of(
                         MutantKits.JavaUtilRandomTokens.class, "Ownership", "ownerTokensAreUnpredictable", "Ownership"),

@@ -103,6 +103,24 @@ final class MutantKits {
         }
     }
 
+    static final class ExtendUnreachableExtendsLocally extends MutantKit {
+        ExtendUnreachableExtendsLocally() {
+            super(Mutation.EXTEND_UNREACHABLE_EXTENDS_LOCALLY);
+        }
+    }
+
+    static final class ReleaseUnreachableKeepsTheLease extends MutantKit {
+        ReleaseUnreachableKeepsTheLease() {
+            super(Mutation.RELEASE_UNREACHABLE_KEEPS_THE_LEASE);
+        }
+    }
+
+    static final class InspectAcceptsInvalidNames extends MutantKit {
+        InspectAcceptsInvalidNames() {
+            super(Mutation.INSPECT_ACCEPTS_INVALID_NAMES);
+        }
+    }
+
     static final class Reference extends MutantKit {
         Reference() {
             super(null);
