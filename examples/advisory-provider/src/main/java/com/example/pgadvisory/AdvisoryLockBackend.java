@@ -279,14 +279,17 @@ public final class AdvisoryLockBackend implements LockBackend<AdvisoryLockBacken
             try {
                 return updateRow(s, handle, leaseTime) ? Optional.of(leaseTime) : Optional.empty();
             } catch (SQLException e) {
-                if (!s.broken()) {
-                    throw unavailable("extend", e);
-                }
+                // Unreachable (even if the failure just broke the session): the caller keeps the validity it
+                // had, which the row guarantees, and the next extend finds the session gone.
+                throw unavailable("extend", e);
             }
         }
-        // The lease's session is gone (ended on the server, or its connection broke): a session-bound
-        // lock does not outlive its session, so the lease is lost. The row stays until its expiry, so
-        // nobody else takes the lock before the validity already given; release deletes it sooner.
+        // The lease's session is gone (ended on the server, or its connection broke earlier): a
+        // session-bound lock does not outlive its session, so the lease is lost. The row stays until its
+        // expiry, so nobody else takes the lock before the validity already given; release deletes it sooner.
+        // Said only once the server answers a new connection: while it cannot be reached, the answer is
+        // "unavailable" (connect() throws), and the caller keeps the validity it had.
+        end(connect());
         return Optional.empty();
     }
 
