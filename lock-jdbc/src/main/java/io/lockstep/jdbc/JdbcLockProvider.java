@@ -9,6 +9,7 @@ import io.lockstep.jdbc.internal.LeaseBackend;
 import io.lockstep.jdbc.internal.SessionBackend;
 import io.lockstep.jdbc.internal.SqlBackend;
 import io.lockstep.spi.BackendLockProvider;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.ForwardingLockProvider;
 import java.time.Duration;
 import java.util.Objects;
@@ -79,6 +80,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
         private @Nullable DataSource listenSource;
         private @Nullable Boolean listen;
         private boolean statementsBoundByServer;
+        private double driftFactor = ClockDrift.DEFAULT_FACTOR;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -121,6 +123,21 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
                 throw new IllegalArgumentException("sessionTimeout must be at least 300ms, was " + sessionTimeout);
             }
             this.sessionTimeout = sessionTimeout;
+            return this;
+        }
+
+        /**
+         * Lease mode: the clock drift allowance as a fraction of the lease time, in [0, 0.5), default 0.01.
+         * The row expires after the whole lease time on the database's clock, which may run faster than the
+         * client's, so a grant or extension is counted valid for {@code leaseTime − (leaseTime × driftFactor +
+         * 2 ms)} from when it was sent (see {@link ClockDrift}); declared as {@code
+         * ClockAssumption.rateDrift(driftFactor)}. Session mode ignores it.
+         *
+         * @throws IllegalArgumentException naming {@code driftFactor} and the value if it is outside [0, 0.5)
+         *     or not a number
+         */
+        public Builder driftFactor(double driftFactor) {
+            this.driftFactor = ClockDrift.requireFactor(driftFactor);
             return this;
         }
 
@@ -237,7 +254,7 @@ public final class JdbcLockProvider extends ForwardingLockProvider {
             boolean notified = listen != null ? listen : listenSource != null;
             DataSource listenFrom = notified ? (listenSource != null ? listenSource : dataSource) : null;
             SqlBackend<?> backend = mode == JdbcMode.LEASE
-                    ? new LeaseBackend(jdbi, connections, dialect, place, listenFrom, closeWithProvider)
+                    ? new LeaseBackend(jdbi, connections, dialect, place, listenFrom, closeWithProvider, driftFactor)
                     : new SessionBackend(
                             jdbi, connections, dialect, place, listenFrom, closeWithProvider, runtime, sessionTimeout);
             return new JdbcLockProvider(backend, runtime);

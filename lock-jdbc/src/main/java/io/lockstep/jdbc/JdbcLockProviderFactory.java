@@ -7,6 +7,7 @@ import io.lockstep.LockConfigurationException;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.jdbc.internal.Dialect;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.LockProviderFactory;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -32,7 +33,9 @@ import javax.sql.DataSource;
  * <p>Lockstep's settings, taken out of the query (or from {@link LockConfig} properties): {@code mode}
  * ({@code lease}, the default, or {@code session}), {@code table}, {@code createSchema} (false),
  * {@code poolSize} (lease 4, session 16), {@code callTimeout} (5s), {@code sessionTimeout} (10s),
- * {@code notifications} (true), {@code user} and {@code password}. Every other query parameter
+ * {@code notifications} (true), {@code driftFactor} (lease mode's clock drift allowance, in [0, 0.5),
+ * default 0.01: validity is {@code leaseTime − (leaseTime × driftFactor + 2 ms)}, see {@link
+ * JdbcLockProvider.Builder#driftFactor}), {@code user} and {@code password}. Every other query parameter
  * ({@code sslmode}, {@code sslrootcert}, ...) goes to the driver unchanged, so TLS is configured as the
  * driver documents it. A password is never part of a message.
  */
@@ -46,6 +49,7 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
             "callTimeout",
             "sessionTimeout",
             "notifications",
+            "driftFactor",
             "user",
             "password",
             Locks.PROVIDER_PROPERTY);
@@ -69,6 +73,7 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
         Duration sessionTimeout = p.durationSetting("sessionTimeout", JdbcLockProvider.DEFAULT_SESSION_TIMEOUT);
         boolean createSchema = p.booleanSetting("createSchema", false);
         boolean notifications = p.booleanSetting("notifications", true);
+        double driftFactor = p.driftFactorSetting();
         String table = p.settings.get("table");
         if (table != null) {
             Dialect.requireTableName(table); // before anything is opened
@@ -128,6 +133,7 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
                 .createSchema(createSchema)
                 .callTimeout(callTimeout)
                 .sessionTimeout(sessionTimeout)
+                .driftFactor(driftFactor)
                 .runtime(config.runtime())
                 .describedAs(p.where)
                 .closeWithProvider(pool);
@@ -329,6 +335,22 @@ public final class JdbcLockProviderFactory implements LockProviderFactory {
                 throw new LockConfigurationException(key + ": expected a positive duration, got '" + raw + "'");
             }
             return d;
+        }
+
+        /** {@code driftFactor}, default {@link ClockDrift#DEFAULT_FACTOR}; refused, naming it, if not in [0, 0.5). */
+        double driftFactorSetting() {
+            String raw = settings.get("driftFactor");
+            if (raw == null) {
+                return ClockDrift.DEFAULT_FACTOR;
+            }
+            try {
+                return ClockDrift.requireFactor(Double.parseDouble(raw.strip()));
+            } catch (NumberFormatException e) {
+                throw new LockConfigurationException(
+                        "driftFactor: expected a number in [0, 0.5), got '" + raw + "'", e);
+            } catch (IllegalArgumentException e) {
+                throw new LockConfigurationException(e.getMessage(), e); // names driftFactor and the value
+            }
         }
 
         boolean booleanSetting(String key, boolean fallback) {

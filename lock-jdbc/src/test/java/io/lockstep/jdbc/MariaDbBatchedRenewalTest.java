@@ -13,6 +13,7 @@ import io.lockstep.jdbc.internal.Connections;
 import io.lockstep.jdbc.internal.Dialect;
 import io.lockstep.jdbc.internal.LeaseBackend;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.Extension;
 import io.lockstep.tck.servers.MariaDbServer;
 import java.sql.Connection;
@@ -60,8 +61,14 @@ class MariaDbBatchedRenewalTest {
         config.setMaximumPoolSize(1);
         try (HikariDataSource pool = new HikariDataSource(config);
                 Connection status = DriverManager.getConnection(db.jdbcUrl())) {
-            LeaseBackend backend =
-                    new LeaseBackend(Jdbi.create(pool), new Connections(pool, 0), dialect, "test", null, null);
+            LeaseBackend backend = new LeaseBackend(
+                    Jdbi.create(pool),
+                    new Connections(pool, 0),
+                    dialect,
+                    "test",
+                    null,
+                    null,
+                    ClockDrift.DEFAULT_FACTOR);
             assertThat(backend.maxRenewalBatch()).isGreaterThan(1);
             List<Extension<LeaseBackend.Handle>> batch = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
@@ -85,13 +92,14 @@ class MariaDbBatchedRenewalTest {
                     .containsEntry("Com_update_multi", 1L)
                     .containsEntry("Com_update", 0L)
                     .containsEntry("Com_select", 1L);
+            // Each held lease is valid for its lease time less the drift allowance; its row gets the whole lease time.
             assertThat(results)
                     .containsExactly(
-                            Optional.of(Duration.ofMinutes(10)),
+                            Optional.of(validity(Duration.ofMinutes(10))),
                             Optional.empty(),
-                            Optional.of(Duration.ofMinutes(12)),
+                            Optional.of(validity(Duration.ofMinutes(12))),
                             Optional.empty(),
-                            Optional.of(Duration.ofMinutes(14)));
+                            Optional.of(validity(Duration.ofMinutes(14))));
             // Each held row's expiry was set from the database's clock to its own lease time; the others
             // were left alone.
             List<String> rows = new ArrayList<>();
@@ -204,5 +212,10 @@ class MariaDbBatchedRenewalTest {
                 Statement st = c.createStatement()) {
             st.execute(sql);
         }
+    }
+
+    /** What an extension by {@code leaseTime} is valid for: the lease time less the default drift allowance. */
+    private static Duration validity(Duration leaseTime) {
+        return ClockDrift.validity(leaseTime, ClockDrift.DEFAULT_FACTOR);
     }
 }

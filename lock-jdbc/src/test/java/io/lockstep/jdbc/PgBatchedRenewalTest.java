@@ -11,6 +11,7 @@ import io.lockstep.jdbc.internal.Connections;
 import io.lockstep.jdbc.internal.Dialect;
 import io.lockstep.jdbc.internal.LeaseBackend;
 import io.lockstep.spi.Attempt;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.Extension;
 import io.lockstep.tck.servers.PostgresServer;
 import java.sql.Connection;
@@ -60,7 +61,8 @@ class PgBatchedRenewalTest {
                 Dialect.forProduct("PostgreSQL", table),
                 "test",
                 null,
-                null);
+                null,
+                ClockDrift.DEFAULT_FACTOR);
         List<Extension<LeaseBackend.Handle>> batch = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             Attempt<LeaseBackend.Handle> a =
@@ -77,13 +79,14 @@ class PgBatchedRenewalTest {
         List<Optional<Duration>> results = backend.extendAll(batch);
 
         assertThat(statements(pg, table)).as("UPDATE statements for the batch").isEqualTo(1);
+        // Each held lease is valid for its lease time less the drift allowance; its row gets the whole lease time.
         assertThat(results)
                 .containsExactly(
-                        Optional.of(Duration.ofMinutes(10)),
+                        Optional.of(validity(Duration.ofMinutes(10))),
                         Optional.empty(),
-                        Optional.of(Duration.ofMinutes(12)),
+                        Optional.of(validity(Duration.ofMinutes(12))),
                         Optional.empty(),
-                        Optional.of(Duration.ofMinutes(14)));
+                        Optional.of(validity(Duration.ofMinutes(14))));
         // Each held row's expiry was set from the database's clock to its own lease time; the others were
         // left alone.
         try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
@@ -212,5 +215,10 @@ class PgBatchedRenewalTest {
                 Statement st = c.createStatement()) {
             st.execute(sql);
         }
+    }
+
+    /** What an extension by {@code leaseTime} is valid for: the lease time less the default drift allowance. */
+    private static Duration validity(Duration leaseTime) {
+        return ClockDrift.validity(leaseTime, ClockDrift.DEFAULT_FACTOR);
     }
 }

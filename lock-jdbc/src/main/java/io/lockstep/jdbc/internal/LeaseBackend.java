@@ -3,6 +3,7 @@ package io.lockstep.jdbc.internal;
 import io.lockstep.ProviderInfo;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.AttemptContext;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.HolderText;
@@ -18,7 +19,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * Lease mode: the lock is a row holding the owner token and an expiry set by the database's clock. Claim,
  * extend and release are one conditional statement each (plain JDBC) on any pooled connection; no
- * connection is held between calls. Thread-safe.
+ * connection is held between calls. The row gets the whole lease time on the database's clock; the holder
+ * counts a grant or an extension valid for the lease time less the drift allowance ({@link
+ * ClockDrift#validity}) from when it was sent, because the database's clock may run faster than the
+ * client's. Thread-safe.
  */
 public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
 
@@ -33,16 +37,20 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
     private static final Duration RETRY_SOON = Duration.ofMillis(10);
 
     private final ProviderInfo info;
+    private final double driftFactor;
 
+    /** @param driftFactor the clock drift factor, in [0, 0.5) ({@link ClockDrift#requireFactor}) */
     public LeaseBackend(
             Jdbi jdbi,
             Connections connections,
             Dialect dialect,
             String where,
             @Nullable DataSource listenSource,
-            @Nullable AutoCloseable onClose) {
+            @Nullable AutoCloseable onClose,
+            double driftFactor) {
         super(jdbi, connections, dialect, where, listenSource, onClose);
-        this.info = infoWithout(Set.of());
+        this.driftFactor = ClockDrift.requireFactor(driftFactor);
+        this.info = infoWithout(Set.of(), clock(false, driftFactor));
     }
 
     @Override
@@ -91,17 +99,24 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
         String ownerToken = attempt.ownerToken();
         Duration leaseTime = attempt.leaseTime();
         @Nullable String holder = dialect.keepsHolder() ? HolderText.encode(attempt.holder()) : null;
+        Duration validity = ClockDrift.validity(leaseTime, driftFactor);
+        if (validity.isNegative() || validity.isZero()) {
+            throw new IllegalArgumentException("leaseTime must be longer than the clock drift allowance of "
+                    + ClockDrift.allowance(leaseTime, driftFactor).toMillis() + " ms (leaseTime × driftFactor "
+                    + driftFactor + " + 2 ms), was " + leaseTime);
+        }
         long sent = System.nanoTime();
         Dialect.Claim claim =
                 withConnection("tryLock", c -> dialect.claim(c, name, ownerToken, holder, leaseTime.toMillis()));
-        if (claim.fence().isPresent() && System.nanoTime() - sent >= leaseTime.toNanos()) {
-            // The reply came after the lease it grants had run out (a stalled connection): it is worth
+        if (claim.fence().isPresent() && System.nanoTime() - sent >= validity.toNanos()) {
+            // The reply came after the validity it grants had run out (a stalled connection): it is worth
             // nothing, and a holder after it may already have answered. Free the row and look again.
             abandon(name, ownerToken);
             return Attempt.busy(RETRY_SOON);
         }
         if (claim.fence().isPresent()) {
-            return Attempt.granted(Grant.of(new Handle(name, ownerToken), claim.fence(), leaseTime));
+            // The row expires after the whole lease time on the database's clock, which may run fast.
+            return Attempt.granted(Grant.of(new Handle(name, ownerToken), claim.fence(), validity));
         }
         Duration left = Duration.ofMillis(claim.leftMillis());
         return Attempt.busy(left.compareTo(RETRY_SOON) < 0 ? RETRY_SOON : left);
@@ -112,7 +127,16 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
         requireOpen();
         boolean held =
                 withConnection("extend", c -> dialect.extend(c, handle.name(), handle.owner(), leaseTime.toMillis()));
-        return held ? Optional.of(leaseTime) : Optional.empty();
+        return held ? Optional.of(extendedValidity(leaseTime)) : Optional.empty();
+    }
+
+    /**
+     * The validity of an extension: the lease time less the drift allowance; none at all (the lease ends
+     * now) for a lease time no longer than the allowance, as a renewal capped by {@code maxHold} may ask.
+     */
+    private Duration extendedValidity(Duration leaseTime) {
+        Duration validity = ClockDrift.validity(leaseTime, driftFactor);
+        return validity.isNegative() ? Duration.ZERO : validity;
     }
 
     /** As many renewals as the dialect moves in one batch (PostgreSQL, MariaDB); 1 on H2. */
@@ -146,7 +170,7 @@ public final class LeaseBackend extends SqlBackend<LeaseBackend.Handle> {
                 "extending " + extensions.size() + " leases", c -> dialect.extendMany(c, names, owners, millis));
         List<Optional<Duration>> results = new ArrayList<>(extensions.size());
         for (int i = 0; i < held.length; i++) {
-            results.add(held[i] ? Optional.of(extensions.get(i).leaseTime()) : Optional.empty());
+            results.add(held[i] ? Optional.of(extendedValidity(extensions.get(i).leaseTime())) : Optional.empty());
         }
         return results;
     }

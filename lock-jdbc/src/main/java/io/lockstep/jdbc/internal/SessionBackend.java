@@ -99,7 +99,7 @@ public final class SessionBackend extends SqlBackend<SessionBackend.Handle> {
             LockRuntime runtime,
             Duration sessionTimeout) {
         super(jdbi, connections, dialect, where, listenSource, onClose);
-        this.info = infoWithout(Set.of(Capability.LEASE_EXPIRY, Capability.EXTEND));
+        this.info = infoWithout(Set.of(Capability.LEASE_EXPIRY, Capability.EXTEND), clock(true, 0));
         this.runtime = runtime;
         this.sessionTimeout = sessionTimeout;
     }

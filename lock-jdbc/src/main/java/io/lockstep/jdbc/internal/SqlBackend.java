@@ -66,17 +66,28 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
     }
 
     /**
-     * Expiry runs on the database's clock ({@code clock_timestamp() + leaseTime}) and validity is the whole
-     * lease time on the client's: no allowance for a database clock that runs fast.
+     * The clock assumption of a mode. Lease mode: expiry runs on the database's clock ({@code
+     * clock_timestamp() + leaseTime}), and validity leaves an allowance of {@code leaseTime × driftFactor + 2
+     * ms} for a database clock that runs fast ({@link io.lockstep.spi.ClockDrift}). Session mode: no expiry
+     * on the database's clock while the holder sends heartbeats, and no allowance, so rates are assumed
+     * equal (see the README).
      */
-    private static final ClockAssumption CLOCK = ClockAssumption.NONE;
+    public static ClockAssumption clock(boolean sessionMode, double driftFactor) {
+        return sessionMode ? ClockAssumption.NONE : ClockAssumption.rateDrift(driftFactor);
+    }
+
+    /** {@link #declaredInfo(boolean, boolean, double)} with the default drift factor. */
+    public static ProviderInfo declaredInfo(boolean sessionMode, boolean notified) {
+        return declaredInfo(sessionMode, notified, io.lockstep.spi.ClockDrift.DEFAULT_FACTOR);
+    }
 
     /**
      * What a provider claims without connecting: fences always; expiry and extend in lease mode only
      * (a session lock lasts as long as its database session); notified waits where the database has a
-     * notification channel and notifications are on (PostgreSQL's LISTEN/NOTIFY).
+     * notification channel and notifications are on (PostgreSQL's LISTEN/NOTIFY); the clock assumption of
+     * the mode ({@link #clock}).
      */
-    public static ProviderInfo declaredInfo(boolean sessionMode, boolean notified) {
+    public static ProviderInfo declaredInfo(boolean sessionMode, boolean notified, double driftFactor) {
         Set<Capability> caps = EnumSet.of(Capability.FENCING);
         if (!sessionMode) {
             caps.add(Capability.LEASE_EXPIRY);
@@ -85,17 +96,20 @@ public abstract class SqlBackend<H> implements LockBackend<H> {
         if (notified) {
             caps.add(Capability.NOTIFIED_WAIT);
         }
-        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps, CLOCK);
+        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps, clock(sessionMode, driftFactor));
     }
 
-    /** Fences, expiry, extend, notified waits where the database has them; less {@code missing}. */
-    protected ProviderInfo infoWithout(Set<Capability> missing) {
+    /**
+     * Fences, expiry, extend, notified waits where the database has them; less {@code missing}; under
+     * {@code clock}.
+     */
+    protected ProviderInfo infoWithout(Set<Capability> missing, ClockAssumption clock) {
         Set<Capability> caps = EnumSet.of(Capability.FENCING, Capability.LEASE_EXPIRY, Capability.EXTEND);
         caps.removeAll(missing);
         if (signals != null) {
             caps.add(Capability.NOTIFIED_WAIT);
         }
-        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps, CLOCK);
+        return new ProviderInfo(NAME, StrengthTier.TRANSACTIONAL, caps, clock);
     }
 
     @Override
