@@ -4,6 +4,7 @@ import io.etcd.jetcd.Client;
 import io.lockstep.LockRuntime;
 import io.lockstep.etcd.internal.EtcdBackend;
 import io.lockstep.spi.BackendLockProvider;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.ForwardingLockProvider;
 import java.time.Duration;
 import java.util.List;
@@ -20,7 +21,8 @@ import java.util.Objects;
  * so exclusion and fences survive the loss of a minority of members, a leader change and a restart.
  * Leases: one etcd lease per provider and lease-time class (TTL 1.5 × the lease time in whole seconds)
  * with one keep-alive each; a grant's validity is exactly the lease time asked, tracked client-side and
- * capped by what the session is known to last. See the module README for what is and is not guaranteed.
+ * capped by what the session is known to last, less a clock drift allowance ({@link Builder#driftFactor}).
+ * See the module README for what is and is not guaranteed.
  *
  * <p>Closing it releases the leases it still holds, revokes its sessions and closes the client if
  * {@link Builder#closeClient} was set. Thread-safe.
@@ -65,6 +67,7 @@ public final class EtcdLockProvider extends ForwardingLockProvider {
         private boolean closeClient;
         private Duration timeout = DEFAULT_TIMEOUT;
         private String where = "(client supplied)";
+        private double driftFactor = ClockDrift.DEFAULT_FACTOR;
 
         private Builder(Client client) {
             this.client = Objects.requireNonNull(client, "client");
@@ -91,6 +94,21 @@ public final class EtcdLockProvider extends ForwardingLockProvider {
             return this;
         }
 
+        /**
+         * The clock drift allowance as a fraction of the session lease's TTL, in [0, 0.5), default 0.01:
+         * etcd counts the TTL on the leader's clock, which may run faster than ours, so what the session is
+         * known to last (the cap on every grant's validity) is the last keep-alive's send time plus {@code
+         * TTL − (TTL × driftFactor + 2 ms)} (see {@link ClockDrift}). Declared as {@code
+         * ClockAssumption.rateDrift(driftFactor)}.
+         *
+         * @throws IllegalArgumentException naming {@code driftFactor} and the value if it is outside [0, 0.5)
+         *     or not a number
+         */
+        public Builder driftFactor(double driftFactor) {
+            this.driftFactor = ClockDrift.requireFactor(driftFactor);
+            return this;
+        }
+
         /** Whether closing the provider closes the jetcd client too (default false: the caller owns it). */
         public Builder closeClient(boolean closeClient) {
             this.closeClient = closeClient;
@@ -106,7 +124,7 @@ public final class EtcdLockProvider extends ForwardingLockProvider {
         /** The provider. */
         public EtcdLockProvider build() {
             return new EtcdLockProvider(
-                    new EtcdBackend(client, closeClient, keyPrefix, where, timeout, runtime), runtime);
+                    new EtcdBackend(client, closeClient, keyPrefix, where, timeout, runtime, driftFactor), runtime);
         }
 
         static String requireValidPrefix(String prefix) {

@@ -7,6 +7,7 @@ import io.lockstep.LockConfig;
 import io.lockstep.LockConfigurationException;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.LockProviderFactory;
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,22 +31,43 @@ import javax.net.ssl.TrustManagerFactory;
  * Builds {@link EtcdLockProvider}s from {@code etcd://[user:password@]host:port[,host:port...]} and
  * {@code etcds://...} (TLS) URIs. Query parameters (or {@link LockConfig} properties): {@code keyPrefix}
  * (default {@code lockstep/}), {@code timeout} (bound of one round trip, default {@code 2s}), {@code
- * user} and {@code password} (etcd authentication, instead of the URI's user info); for {@code etcds}:
- * {@code trustStore} and {@code trustStorePassword} (a PKCS12 or JKS file of trusted certificates;
- * default the JVM's) and {@code authority} (the name the server's certificate must carry, default the
- * host). Any other setting is rejected, naming the known ones. Passwords never appear in messages.
+ * driftFactor} (clock drift allowance, in [0, 0.5), default 0.01: a session lease is counted valid for
+ * {@code TTL − (TTL × driftFactor + 2 ms)} after each keep-alive, see {@link
+ * EtcdLockProvider.Builder#driftFactor}), {@code user} and {@code password} (etcd authentication,
+ * instead of the URI's user info); for {@code etcds}: {@code trustStore} and {@code trustStorePassword} (a
+ * PKCS12 or JKS file of trusted certificates; default the JVM's) and {@code authority} (the name the
+ * server's certificate must carry, default the host). Any other setting is rejected, naming the known
+ * ones. Passwords never appear in messages.
  */
 public final class EtcdLockProviderFactory implements LockProviderFactory {
 
     private static final Set<String> KNOWN = new TreeSet<>(List.of(
             "keyPrefix",
             "timeout",
+            "driftFactor",
             "user",
             "password",
             "trustStore",
             "trustStorePassword",
             "authority",
             Locks.PROVIDER_PROPERTY));
+
+    /**
+     * The {@code driftFactor} setting, default {@link ClockDrift#DEFAULT_FACTOR}.
+     *
+     * @throws IllegalArgumentException naming {@code driftFactor} and the value if it is not a number in [0, 0.5)
+     */
+    private static double driftFactor(LockConfig config) {
+        String raw = config.property("driftFactor").orElse(null);
+        if (raw == null) {
+            return ClockDrift.DEFAULT_FACTOR;
+        }
+        try {
+            return ClockDrift.requireFactor(Double.parseDouble(raw.strip()));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("driftFactor must be a number in [0, 0.5), was '" + raw + "'", e);
+        }
+    }
 
     @Override
     public String name() {
@@ -119,7 +141,9 @@ public final class EtcdLockProviderFactory implements LockProviderFactory {
         String where = String.join(",", hostPorts);
         Duration timeout;
         String prefix;
+        double driftFactor;
         try {
+            driftFactor = driftFactor(config);
             timeout = EtcdLockProvider.Builder.requireValidTimeout(
                     config.durationProperty("timeout", EtcdLockProvider.DEFAULT_TIMEOUT));
             prefix = EtcdLockProvider.Builder.requireValidPrefix(
@@ -143,6 +167,7 @@ public final class EtcdLockProviderFactory implements LockProviderFactory {
         return EtcdLockProvider.builder(client)
                 .keyPrefix(prefix)
                 .timeout(timeout)
+                .driftFactor(driftFactor)
                 .runtime(config.runtime())
                 .closeClient(true)
                 .describedAs(where)

@@ -24,6 +24,7 @@ import io.lockstep.ProviderInfo;
 import io.lockstep.StrengthTier;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.AttemptContext;
+import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.Extension;
 import io.lockstep.spi.Grant;
 import io.lockstep.spi.HolderText;
@@ -57,9 +58,10 @@ import org.slf4j.LoggerFactory;
  * <p>Sessions: one etcd lease per provider and lease-time class, with a TTL of 1.5 × the lease time in
  * whole seconds, kept alive by one keep-alive per session every TTL/4 on the runtime's scheduler (the
  * round trip is asynchronous). A grant's validity is tracked client-side: exactly the lease time asked,
- * capped by what the session is known to last; when a grant's validity runs out without renewal, its key
- * is deleted, so the lock frees at its lease time while the holder lives, and at the session's TTL when
- * the holder died or was cut off.
+ * capped by what the session is known to last (the last keep-alive's send time plus its TTL less a drift
+ * allowance of {@code TTL × driftFactor + 2 ms}, as etcd counts the TTL on the leader's clock); when a
+ * grant's validity runs out without renewal, its key is deleted, so the lock frees at its lease time while
+ * the holder lives, and at the session's TTL when the holder died or was cut off.
  *
  * <p>Extensions are linearizable reads: the key's create revision is compared and, in the same
  * transaction, the key is read (count only), so a member that lags or lost the quorum never answers
@@ -70,7 +72,10 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdBackend.class);
 
-    /** What every etcd provider claims. */
+    /**
+     * What every etcd provider claims, with the default drift factor; a provider declares its own ({@link
+     * #info()}).
+     */
     public static final ProviderInfo INFO = new ProviderInfo(
             "etcd",
             StrengthTier.CONSENSUS,
@@ -80,8 +85,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                     Capability.EXTEND,
                     Capability.NOTIFIED_WAIT,
                     Capability.FAIR),
-            // Validity is the whole lease time on the client's clock against the leader's lease TTL: no allowance.
-            ClockAssumption.NONE);
+            // The session lease's TTL runs on the leader's clock: the keep-alive cap leaves driftFactor of it.
+            ClockAssumption.rateDrift(ClockDrift.DEFAULT_FACTOR));
 
     private static final GetOption FIRST = GetOption.builder()
             .isPrefix(true)
@@ -108,6 +113,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private final String where;
     private final Duration timeout;
     private final LockRuntime runtime;
+    private final double driftFactor;
+    private final ProviderInfo info;
 
     private final Object sessionLock = new Object();
     private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
@@ -126,9 +133,17 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
      * @param keyPrefix validated prefix of every key
      * @param where the endpoints, for messages (never a password)
      * @param timeout the longest any one round trip may take
+     * @param driftFactor validated clock drift factor (see {@link ClockDrift}): how much faster the leader's
+     *     clock, which counts the session leases' TTL, may run than this client's
      */
     public EtcdBackend(
-            Client client, boolean ownsClient, String keyPrefix, String where, Duration timeout, LockRuntime runtime) {
+            Client client,
+            boolean ownsClient,
+            String keyPrefix,
+            String where,
+            Duration timeout,
+            LockRuntime runtime,
+            double driftFactor) {
         this.client = client;
         this.ownsClient = ownsClient;
         this.kv = client.getKVClient();
@@ -138,6 +153,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         this.where = where;
         this.timeout = timeout;
         this.runtime = runtime;
+        this.driftFactor = ClockDrift.requireFactor(driftFactor);
+        this.info = INFO.withClock(ClockAssumption.rateDrift(driftFactor));
         this.janitor = new EtcdJanitor(client, timeout, runtime, this::removeKey);
         warmUp(keyPrefix);
     }
@@ -168,7 +185,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     @Override
     public ProviderInfo info() {
-        return INFO;
+        return info;
     }
 
     /**
@@ -630,6 +647,18 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         return Math.max(1, (millis * 3 + 1999) / 2000);
     }
 
+    /**
+     * The keep-alive cap: how long, on this client's monotonic clock, etcd is known to keep a session lease
+     * that a grant or keep-alive sent at {@code sentAt} gave {@code ttlSeconds}: the TTL less the drift
+     * allowance ({@link ClockDrift#validity}), since the leader counts the TTL on its own clock, which may
+     * run up to {@code driftFactor} faster than ours.
+     */
+    static long keptUntil(long sentAt, long ttlSeconds, double driftFactor) {
+        return sentAt
+                + ClockDrift.validity(Duration.ofSeconds(ttlSeconds), driftFactor)
+                        .toNanos();
+    }
+
     private Session sessionFor(Duration leaseTime) {
         long ttl = ttlSeconds(leaseTime);
         if (closed.get()) {
@@ -656,7 +685,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                 serverMinTtl = Math.max(serverMinTtl, granted.getTTL());
                 throw tooShort(leaseTime, ttl, granted.getTTL());
             }
-            Session created = new Session(ttl, granted.getID(), sentAt + TimeUnit.SECONDS.toNanos(ttl));
+            Session created = new Session(ttl, granted.getID(), keptUntil(sentAt, ttl, driftFactor));
             sessions.put(ttl, created);
             created.scheduleKeepAlive(created.period());
             return created;
@@ -685,7 +714,10 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         final long ttlSeconds;
         final long leaseId;
         final CompletableFuture<LossReason> lost = new CompletableFuture<>();
-        /** The monotonic time until which etcd keeps the lease even if no keep-alive arrives from now on. */
+        /**
+         * The monotonic time until which etcd keeps the lease even if no keep-alive arrives from now on and
+         * the leader's clock runs fast within the drift factor ({@link #keptUntil}).
+         */
         volatile long deadline;
 
         Session(long ttlSeconds, long leaseId, long deadline) {
@@ -723,7 +755,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             }
             reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
                 if (e == null && r.getTTL() > 0) {
-                    deadline = Math.max(deadline, sentAt + TimeUnit.SECONDS.toNanos(r.getTTL()));
+                    deadline = Math.max(deadline, keptUntil(sentAt, r.getTTL(), driftFactor));
                     scheduleKeepAlive(period());
                 } else if (e == null || EtcdErrors.isLeaseNotFound(e)) {
                     log.warn("The session lease {} on etcd at {} is gone (expired or revoked)", leaseId, where);
