@@ -71,4 +71,14 @@ class EtcdClusterCompatibilityTest extends LockProviderCompatibilityKit {
     static String endpointsOf(List<EtcdServer> members) {
         return members.stream().map(m -> m.host() + ":" + m.port()).collect(Collectors.joining(","));
     }
+
+    /**
+     * The clock group runs in {@link EtcdCompatibilityTest}: on one member or three the session lease is
+     * counted by the leader's clock, which libfaketime cannot reach (Go), and the client's keep-alive and
+     * validity are the same code; a cluster changes who counts after a leader change, not how fast.
+     */
+    @Override
+    protected Optional<Class<? extends LockProviderCompatibilityKit>> clockGroupRunsIn() {
+        return Optional.of(EtcdCompatibilityTest.class);
+    }
 }

@@ -1,9 +1,11 @@
 package io.lockstep.jdbc;
 
+import io.lockstep.tck.LockProviderCompatibilityKit;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.parallel.ResourceLock;
@@ -33,5 +35,14 @@ class PgSchemaGuideCompatibilityTest extends ServerCompatibilityKit {
                 st.execute(ddl);
             }
         }
+    }
+
+    /**
+     * The clock group runs in {@link PgLeaseCompatibilityTest}: the same lease-mode SQL on the same
+     * PostgreSQL server, whose clock counts {@code expires_at}; only the table was made by hand.
+     */
+    @Override
+    protected Optional<Class<? extends LockProviderCompatibilityKit>> clockGroupRunsIn() {
+        return Optional.of(PgLeaseCompatibilityTest.class);
     }
 }

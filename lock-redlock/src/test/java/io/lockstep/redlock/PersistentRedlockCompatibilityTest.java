@@ -70,4 +70,14 @@ class PersistentRedlockCompatibilityTest extends LockProviderCompatibilityKit {
     protected boolean survivesServerRestart() {
         return true;
     }
+
+    /**
+     * The clock group runs in {@link RedlockCompatibilityTest}: persistence changes what a restarted node
+     * remembers, not the drift factor, the validity a quorum grant leaves, or whose clock ends a key (each
+     * node's, none of which libfaketime can reach).
+     */
+    @Override
+    protected Optional<Class<? extends LockProviderCompatibilityKit>> clockGroupRunsIn() {
+        return Optional.of(RedlockCompatibilityTest.class);
+    }
 }

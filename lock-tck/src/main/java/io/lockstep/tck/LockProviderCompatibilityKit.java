@@ -88,7 +88,7 @@ import org.slf4j.LoggerFactory;
  * {@code lost()} stages of the other class's leases past the kit's waits. Give each class a runtime of
  * its own ({@code LockConfig.withRuntime}), as lock-jdbc's tests do.
  */
-@ExtendWith({KitGroups.class, LockProviderCompatibilityKit.ExplainFaults.class})
+@ExtendWith({KitGroups.class, ClockGroupElsewhere.class, LockProviderCompatibilityKit.ExplainFaults.class})
 public abstract class LockProviderCompatibilityKit {
 
     /** Builds a new provider: a separate client (connection) to the backend under test, each call. */
@@ -136,6 +136,22 @@ public abstract class LockProviderCompatibilityKit {
      */
     protected boolean survivesServerRestart() {
         return info().tier() != StrengthTier.BEST_EFFORT;
+    }
+
+    /**
+     * The kit class that runs the clock group (<i>Fault: clocks</i>) for this class's clock behaviour, when
+     * that is another class; empty (the default) runs it here.
+     *
+     * <p>The group restarts the server on a fast clock and starts three child JVMs on faked clocks, 6 to 17 s
+     * per class. A backend tested by several kit classes that do not differ in what ends a lock or on whose
+     * clock (a Sentinel or Cluster setup of the same scripts, a persistent variant, the same SQL over a
+     * hand-made table) runs it in one of them: the others return that class, and each of their clock tests
+     * is reported disabled, naming it (before a provider is opened for it). Classes that do differ (another mode, another server the fast
+     * clock restarts) keep the default. Say why in the overriding class; the named class must run the group
+     * itself (return empty).
+     */
+    protected Optional<Class<? extends LockProviderCompatibilityKit>> clockGroupRunsIn() {
+        return Optional.empty();
     }
 
     /** The timing factor for this run. */
