@@ -12,6 +12,7 @@ import io.lockstep.spi.Attempt;
 import io.lockstep.spi.Grant;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -45,6 +46,7 @@ final class Redlock {
     private static final long EXPIRING_HOLD_MILLIS = 25;
 
     private static final int MAX_FENCE_HINTS = 10_000;
+    private static final int MAX_LEFTOVERS = 10_000;
     /** How long an abandon (cleanup after an unknown outcome) keeps trying nodes that do not answer. */
     private static final long ABANDON_RETRY_NANOS = TimeUnit.SECONDS.toNanos(5);
 
@@ -56,6 +58,9 @@ final class Redlock {
     private final String channel;
     private final String description;
     private final Map<String, Long> fenceHints = new ConcurrentHashMap<>();
+    /** Values of rounds that did not win but may still hold keys, by the hash a held reply names them with. */
+    private final Map<String, Leftover> leftovers = new ConcurrentHashMap<>();
+
     private final AtomicLong rounds = new AtomicLong();
     private final AtomicLong longestLeaseNanos = new AtomicLong();
 
@@ -119,8 +124,25 @@ final class Redlock {
                         name, lockKey, value, proposal, leaseTime, unsettled, result.settledAtNanos(), keysEnd);
                 return Attempt.granted(new Grant<>(handle, OptionalLong.of(proposal), validity, handle.loss()));
             }
-            cleanUpRound(lockKey, value, result, timeout, keysEnd);
+            Map<Node, String> ownKeys =
+                    tally.outcome() == AcquireTally.Outcome.HELD || tally.outcome() == AcquireTally.Outcome.CONTESTED
+                            ? earlierRoundsOf(ownerToken, replies)
+                            : Map.of();
+            cleanUpRound(lockKey, ownerToken, value, result, timeout, keysEnd);
             rememberFence(name, tally.maxCounter());
+            if (!ownKeys.isEmpty()) {
+                // The keys in the way are this attempt's own, from a round whose replies were lost before the
+                // caller retried: not another holder. They ran, so they can be freed now; then try again.
+                freeEarlierRounds(lockKey, ownKeys, timeout);
+                if (round >= MAX_ROUNDS) {
+                    throw new BackendUnavailableException(
+                            "Redlock could not free lock '" + name + "' of this attempt's own earlier round on "
+                                    + ownKeys.size() + " node(s) whose replies were lost",
+                            null,
+                            true);
+                }
+                continue;
+            }
             long roundNanos = System.nanoTime() - roundStart;
             switch (tally.outcome()) {
                 case UNREACHABLE -> {
@@ -172,7 +194,12 @@ final class Redlock {
      * notice would wake this very waiter into another round at once.
      */
     private void cleanUpRound(
-            String lockKey, String value, FanOut.Result<AcquireReply> result, long timeout, long keysEnd) {
+            String lockKey,
+            String ownerToken,
+            String value,
+            FanOut.Result<AcquireReply> result,
+            long timeout,
+            long keysEnd) {
         List<Node> granted = new ArrayList<>();
         List<Node> unsettled = new ArrayList<>();
         for (Node node : nodes) {
@@ -183,6 +210,9 @@ final class Redlock {
             } else if (reply.mayHaveRun()) {
                 unsettled.add(node);
             }
+        }
+        if (!granted.isEmpty() || !unsettled.isEmpty()) {
+            rememberLeftover(new Leftover(ownerToken, value, keysEnd));
         }
         Request cleanup = new Request(Scripts.CLEANUP, List.of(lockKey), (node, deadline) -> List.of(value));
         if (!granted.isEmpty()) {
@@ -462,6 +492,50 @@ final class Redlock {
         } catch (IllegalArgumentException tooShort) {
             return Duration.ZERO;
         }
+    }
+
+    /**
+     * A losing round's value that may still hold keys until {@code keysEndNanos}, remembered so that a
+     * retry of the same attempt (a transient failure, often lost replies) knows its own keys when a node
+     * reports them as the holder, instead of taking them for another holder and reporting the free lock
+     * busy.
+     */
+    private record Leftover(String ownerToken, String value, long keysEndNanos) {}
+
+    private void rememberLeftover(Leftover leftover) {
+        if (leftovers.size() >= MAX_LEFTOVERS) {
+            long now = System.nanoTime();
+            leftovers.values().removeIf(l -> now - l.keysEndNanos() > 0);
+            if (leftovers.size() >= MAX_LEFTOVERS) {
+                leftovers.clear(); // only a shortcut: a forgotten leftover is waited out as before
+            }
+        }
+        leftovers.put(Scripts.holderHash(leftover.value()), leftover);
+    }
+
+    /** The nodes whose held reply names an earlier round of the attempt {@code ownerToken}, with that round's value. */
+    private Map<Node, String> earlierRoundsOf(String ownerToken, List<Reply<AcquireReply>> replies) {
+        Map<Node, String> own = new HashMap<>();
+        for (Node node : nodes) {
+            AcquireReply answer = replies.get(node.index()).value();
+            if (answer != null && answer.kind() == AcquireReply.Kind.HELD) {
+                Leftover leftover = leftovers.get(answer.holder());
+                if (leftover != null && leftover.ownerToken().equals(ownerToken)) {
+                    own.put(node, leftover.value());
+                }
+            }
+        }
+        return own;
+    }
+
+    /**
+     * Deletes each node's key if it still holds that node's earlier-round value. Safe at once: the node
+     * answered with the value, so the request that wrote it has run there and cannot write it again.
+     */
+    private void freeEarlierRounds(String lockKey, Map<Node, String> ownKeys, long timeout) {
+        Request cleanup =
+                new Request(Scripts.CLEANUP, List.of(lockKey), (node, deadline) -> List.of(ownKeys.get(node)));
+        fanOut.call(List.copyOf(ownKeys.keySet()), cleanup, Replies::asLong, r -> false, timeout);
     }
 
     private void rememberFence(String name, long fence) {

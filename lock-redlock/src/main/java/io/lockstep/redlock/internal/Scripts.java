@@ -131,14 +131,19 @@ final class Scripts {
         Script(String source) {
             this(source, sha1(source));
         }
+    }
 
-        private static String sha1(String source) {
-            try {
-                MessageDigest digest = MessageDigest.getInstance("SHA-1");
-                return HexFormat.of().formatHex(digest.digest(source.getBytes(StandardCharsets.UTF_8)));
-            } catch (NoSuchAlgorithmException e) {
-                throw new IllegalStateException("SHA-1 is required of every JVM", e);
-            }
+    /** How {@link #ACQUIRE} names the value that holds a key in a held reply: the first 16 hex digits of its SHA-1. */
+    static String holderHash(String value) {
+        return sha1(value).substring(0, 16);
+    }
+
+    private static String sha1(String source) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-1");
+            return HexFormat.of().formatHex(digest.digest(source.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required of every JVM", e);
         }
     }
 }
