@@ -48,7 +48,7 @@ class PersistentRedlockCompatibilityTest extends LockProviderCompatibilityKit {
             int port = i < proxies.size() ? proxies.get(i).port() : nodes.port(i);
             hosts.append(i == 0 ? "" : ",").append("127.0.0.1:").append(port);
         }
-        return "redlock://" + hosts + "?persistent=true";
+        return "redlock://" + hosts + "?persistent=true&" + RedlockCompatibilityTest.KIT_NODE_TIMEOUT;
     }
 
     @Override

@@ -90,6 +90,18 @@ class RedlockConfigurationTest {
     }
 
     @Test
+    @DisplayName("the default node timeout is a tenth of the lease, at least 10 ms and at most 250 ms; a set one wins")
+    void defaultNodeTimeoutFollowsTheLease() {
+        RedlockOptions defaults = RedlockOptions.defaults();
+        assertThat(defaults.nodeTimeoutFor(Duration.ofMillis(50))).isEqualTo(Duration.ofMillis(10));
+        assertThat(defaults.nodeTimeoutFor(Duration.ofMillis(300))).isEqualTo(Duration.ofMillis(30));
+        assertThat(defaults.nodeTimeoutFor(Duration.ofMillis(1_500))).isEqualTo(Duration.ofMillis(150));
+        assertThat(defaults.nodeTimeoutFor(Duration.ofSeconds(10))).isEqualTo(Duration.ofMillis(250));
+        assertThat(defaults.withNodeTimeout(Duration.ofMillis(100)).nodeTimeoutFor(Duration.ofMillis(300)))
+                .isEqualTo(Duration.ofMillis(100));
+    }
+
+    @Test
     @DisplayName("an unknown setting is an error naming it, a near miss, and the known settings")
     void unknownSettingsAreRejected() {
         assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?nodeTimout=50ms"))

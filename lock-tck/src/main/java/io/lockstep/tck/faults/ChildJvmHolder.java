@@ -516,6 +516,19 @@ public final class ChildJvmHolder implements AutoCloseable {
         }
     }
 
+    /**
+     * One read of the lock before the acquire under test, its outcome ignored. A cold JVM's first call
+     * (class loading, the client's first connection) on a busy machine can outlast a network deadline that
+     * a kit configuration keeps short on purpose, and that start-up is not what any kit test is about.
+     */
+    private static void warmUp(LockProvider provider, String lock) {
+        try {
+            provider.inspect(lock);
+        } catch (RuntimeException e) {
+            System.err.println("warm-up read of '" + lock + "' failed (ignored): " + e);
+        }
+    }
+
     private static void runChild(String[] args, PrintStream out) throws IOException {
         String uri = args[0];
         String lock = args[1];
@@ -532,6 +545,7 @@ public final class ChildJvmHolder implements AutoCloseable {
         LockProvider provider;
         try {
             provider = Locks.open(uri);
+            warmUp(provider, lock);
             emit(out, me.invoke(Op.ACQUIRE, lock));
             lease = provider.acquire(lock, options);
         } catch (RuntimeException e) {
