@@ -268,6 +268,61 @@ class KitMutationTest {
         }
     }
 
+    @Test
+    @DisplayName(
+            "on a server restarted on a fast clock, a provider that grants the whole lease despite its declared drift, or whose fences restart with each entry, fails \"Fault: clocks\"; the same fixture without the bug passes all five checks")
+    void theKitCatchesAProviderThatAFastServerClockBreaks() throws ClassNotFoundException {
+        try {
+            Outcome ignoresDrift = run(
+                    MutantKits.ClockStoreIgnoresDrift.class, "Clock", "fastServerWithinTheDeclaredDriftNeverOverlaps");
+            assertThat(ignoresDrift.failedGroups())
+                    .as("groups failed by the clock store that ignores drift; failures: %s", ignoresDrift.failures())
+                    .contains("Fault: clocks");
+            assertThat(String.join("\n", ignoresDrift.failures())).contains("OVERLAPPING_HOLDS");
+
+            Outcome fencePerKey = run(
+                    MutantKits.ClockStoreFencePerKey.class,
+                    "Clock",
+                    "fastServerBeyondTheDeclaredDriftIsStoppedByFences");
+            assertThat(fencePerKey.failedGroups())
+                    .as("groups failed by the clock store whose fences restart; failures: %s", fencePerKey.failures())
+                    .contains("Fault: clocks");
+
+            Outcome control = run(MutantKits.ClockStoreReference.class, "Clock", "");
+            assertThat(control.failures())
+                    .as("the clock store without a bug, in Fault: clocks")
+                    .isEmpty();
+            assertThat(control.succeeded()).as("clock tests it passed").isEqualTo(5);
+        } finally {
+            MutantKits.ClockStoreKit.stopServer();
+        }
+    }
+
+    @Test
+    @DisplayName(
+            "a compare-and-swap store that compares wall clocks without declaring the offset, or without allowing the offset it declares, fails \"Fault: clocks\"; one that allows it passes all five checks")
+    void theKitCatchesAProviderThatAnOffsetWallClockBreaks() throws ClassNotFoundException {
+        try {
+            String method = "contenderWithAnOffsetWallClockWaitsForTheLease";
+            for (Class<?> mutant :
+                    List.of(MutantKits.ClockStoreOffsetUndeclared.class, MutantKits.ClockStoreOffsetNotAllowed.class)) {
+                Outcome broken = run(mutant, "Clock", method);
+                assertThat(broken.failedGroups())
+                        .as("groups failed by %s; failures: %s", mutant.getSimpleName(), broken.failures())
+                        .contains("Fault: clocks");
+                assertThat(String.join("\n", broken.failures())).contains("OVERLAPPING_HOLDS");
+            }
+
+            Outcome control = run(MutantKits.ClockStoreWallReference.class, "Clock", "");
+            assertThat(control.failures())
+                    .as("the clock store that allows the offset it declares, in Fault: clocks")
+                    .isEmpty();
+            assertThat(control.succeeded()).as("clock tests it passed").isEqualTo(5);
+        } finally {
+            MutantKits.ClockStoreKit.stopServer();
+        }
+    }
+
     private record Outcome(Set<String> failedGroups, List<String> failures, int succeeded) {}
 
     private static Outcome run(Class<?> kit, String group, String method) throws ClassNotFoundException {

@@ -5,7 +5,9 @@ import io.lockstep.LockRuntime;
 import io.lockstep.Locks;
 import io.lockstep.spi.BackendLockProvider;
 import io.lockstep.tck.LockProviderCompatibilityKit;
+import io.lockstep.tck.clockstore.ClockStoreServer;
 import io.lockstep.tck.faults.BackendFaults;
+import io.lockstep.tck.faults.LocalServerFaults;
 import io.lockstep.tck.reference.BrokenProviders.Mutation;
 import io.lockstep.tck.servers.RedisServer;
 import java.util.Optional;
@@ -100,6 +102,101 @@ final class MutantKits {
     static final class IgnoresDrift extends RespDriftKit {
         IgnoresDrift() {
             super("&ignoresDrift=true");
+        }
+    }
+
+    /**
+     * The kit against the clock-store fixture on a {@link ClockStoreServer} (a Java server in a child JVM,
+     * started once, stopped by {@link #stopServer()}), declaring a clock drift of 30%, with holders in child
+     * JVMs and {@code SERVER_CLOCK}: libfaketime reaches a JVM, so the server-clock checks run, which they
+     * cannot on the raw-RESP fixture's redis-server. With {@code wallClockOffset} the store compares
+     * wall-clock timestamps, so the offset contender is given an offset within the one it declares.
+     */
+    abstract static class ClockStoreKit extends LockProviderCompatibilityKit {
+        private static @Nullable ClockStoreServer server;
+        private final String extra;
+
+        ClockStoreKit(String extra) {
+            this.extra = extra;
+        }
+
+        private static ClockStoreServer server() {
+            synchronized (ClockStoreKit.class) {
+                if (server == null) {
+                    server = ClockStoreServer.start();
+                }
+                return server;
+            }
+        }
+
+        static void stopServer() {
+            synchronized (ClockStoreKit.class) {
+                if (server != null) {
+                    server.close();
+                    server = null;
+                }
+            }
+        }
+
+        private String uri() {
+            return "clockstore://127.0.0.1:" + server().port() + "?timeout=500ms&driftFactor=0.3" + extra;
+        }
+
+        @Override
+        protected LockProvider newProvider() {
+            return Locks.open(uri());
+        }
+
+        @Override
+        protected Optional<String> childJvmUri() {
+            return Optional.of(uri());
+        }
+
+        @Override
+        protected BackendFaults faults() {
+            return LocalServerFaults.of(server());
+        }
+    }
+
+    /** The server's clock ends a lock; validity leaves the 30% it declares. */
+    static final class ClockStoreReference extends ClockStoreKit {
+        ClockStoreReference() {
+            super("");
+        }
+    }
+
+    /** Declares 30% drift but grants the whole lease: a server clock 24% fast ends the lock first. */
+    static final class ClockStoreIgnoresDrift extends ClockStoreKit {
+        ClockStoreIgnoresDrift() {
+            super("&bug=IGNORES_DRIFT");
+        }
+    }
+
+    /** Keeps the fence in the lock's entry: the holder after an expiry gets the same fence again. */
+    static final class ClockStoreFencePerKey extends ClockStoreKit {
+        ClockStoreFencePerKey() {
+            super("&bug=FENCE_PER_KEY");
+        }
+    }
+
+    /** Compare-and-swap on wall-clock timestamps, declaring (and allowing) a 2 s offset between clients. */
+    static final class ClockStoreWallReference extends ClockStoreKit {
+        ClockStoreWallReference() {
+            super("&wallClockOffset=2s");
+        }
+    }
+
+    /** Compares wall clocks but declares no offset: a contender ten minutes ahead takes a held lock. */
+    static final class ClockStoreOffsetUndeclared extends ClockStoreKit {
+        ClockStoreOffsetUndeclared() {
+            super("&wallClockOffset=2s&bug=OFFSET_UNDECLARED");
+        }
+    }
+
+    /** Declares a 2 s offset but judges by its own wall clock: a contender 1 s ahead takes the lock early. */
+    static final class ClockStoreOffsetNotAllowed extends ClockStoreKit {
+        ClockStoreOffsetNotAllowed() {
+            super("&wallClockOffset=2s&bug=OFFSET_NOT_ALLOWED");
         }
     }
 
