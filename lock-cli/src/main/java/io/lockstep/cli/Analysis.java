@@ -83,7 +83,7 @@ final class Analysis {
         List<Attempt> failed = new ArrayList<>();
         List<Mark> marks = new ArrayList<>();
         for (Event e : events) {
-            boolean worker = !e.client().equals(BackendRun.PAUSED_HOLDER);
+            boolean worker = BackendRun.isWorker(e.client());
             if (e.op() == Op.ACQUIRE && e.type() == Type.INVOKE) {
                 acquireInvoked.put(e.client(), e.nanoTime());
                 if (worker) {
@@ -285,11 +285,14 @@ final class Analysis {
                 if (finding.atMs() <= Math.max(f.windowEndMs(), f.endMs())) {
                     in = i;
                 }
-                if (lasting && !f.tolerated()) {
+                // A fast clock leaves nothing behind (fences are not reset): later findings are not its.
+                if (lasting && !f.tolerated() && !f.kind().equals(FaultKind.CLOCK.label)) {
                     cause = i;
                 }
             }
-            if (in >= 0 && !faults.get(in).tolerated()) {
+            // A lasting consequence of an earlier kill that falls in the clock fault's window stays the kill's.
+            boolean inClock = in >= 0 && faults.get(in).kind().equals(FaultKind.CLOCK.label);
+            if (in >= 0 && !faults.get(in).tolerated() && !(inClock && cause >= 0)) {
                 counts[in]++;
             } else if (cause >= 0) {
                 counts[cause]++;

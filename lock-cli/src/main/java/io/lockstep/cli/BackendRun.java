@@ -15,6 +15,7 @@ import io.lockstep.StrengthTier;
 import io.lockstep.cli.CompareReport.BackendResult;
 import io.lockstep.cli.CompareReport.FaultResult;
 import io.lockstep.tck.faults.ChildJvmHolder;
+import io.lockstep.tck.faults.FakeClock;
 import io.lockstep.tck.history.Event;
 import io.lockstep.tck.history.Event.Op;
 import io.lockstep.tck.history.Event.Type;
@@ -47,6 +48,9 @@ final class BackendRun {
 
     /** The client name of the holder frozen in a child JVM. */
     static final String PAUSED_HOLDER = "paused-holder";
+
+    /** The client name of the clock fault's holder (a child JVM on a slow clock, or one on a fast server). */
+    static final String CLOCK_HOLDER = "clock-holder";
 
     /** Acquisitions by one client alone, before the workload, for the uncontended latency. */
     static final int UNCONTENDED_ROUNDS = 20;
@@ -190,9 +194,13 @@ final class BackendRun {
     /**
      * Whether {@code tier} claims to survive {@code kind} on this row: BEST_EFFORT does not claim to survive a
      * restart without fsync (it forgets keys and the fence counter) nor a failover (a replica may lack the
-     * grant), and on a Sentinel row a frozen primary may fail over.
+     * grant), and on a Sentinel row a frozen primary may fail over. No tier claims to survive the clock fault: a
+     * clock 50% fast is beyond the drift every provider declares ({@code ProviderInfo.clock()}).
      */
     static boolean tolerates(String tier, FaultKind kind, boolean failsOver) {
+        if (kind == FaultKind.CLOCK) {
+            return false; // 50% fast is beyond the clock drift any provider declares: only fences are left
+        }
         if (!tier.equals(StrengthTier.BEST_EFFORT.name())) {
             return true;
         }
@@ -463,6 +471,13 @@ final class BackendRun {
                     child.release(Duration.ofSeconds(10));
                 }
             }
+            case CLOCK -> {
+                recoveryFromStart = true; // the others are meant to go on once the lock's real expiry passed
+                ClockHold hold = serverClockTarget() != null ? fastServerClock() : slowHolderClock();
+                from = hold.from();
+                to = hold.to();
+                note = hold.note();
+            }
             default -> throw new IllegalStateException("unknown fault " + entry.kind());
         }
         long late = TimeUnit.NANOSECONDS.toMillis(from - (start + entry.at().toNanos()));
@@ -484,6 +499,140 @@ final class BackendRun {
                 tolerates(entry.kind()),
                 0,
                 note);
+    }
+
+    /** When the clock fault's holder held the lock, and what happened. */
+    private record ClockHold(long from, long to, String note) {}
+
+    /** The one server lockctl started here, if libfaketime reaches it (PostgreSQL, ZooKeeper); else null. */
+    private @Nullable LocalServer serverClockTarget() {
+        if (local == null
+                || !local.role().equals("server")
+                || FakeClock.library().isEmpty()) {
+            return null;
+        }
+        LocalServer target = local.faultTarget();
+        return target.canFakeClock() ? target : null;
+    }
+
+    /**
+     * The server restarted on a clock 50% fast; a holder in this JVM, on the real clock, takes the lock
+     * unrenewed and writes at 90% of its validity; then the server restarts on the real clock.
+     */
+    private ClockHold fastServerClock() {
+        LocalServer target = local().faultTarget();
+        History.Recorder rec = history.client(CLOCK_HOLDER);
+        FakeClock clock = FakeClock.rate(FaultSchedule.CLOCK_RATE);
+        long from = System.nanoTime(); // the fault starts with the restart: what it costs is the fault's
+        target.useClock(clock);
+        target.restart();
+        try (LockProvider provider = Locks.open(directUri)) {
+            yieldToChild = true; // the workers let the clock holder have the lock
+            Lease lease = acquireAfterRestart(provider, rec);
+            yieldToChild = false;
+            long held = System.nanoTime();
+            long validUntil = held + lease.remaining().toNanos();
+            sleepUntil(held + (validUntil - held) / 10 * 9);
+            String wrote = "";
+            if (lease.fencingToken().isPresent()) {
+                wrote = register.write(CLOCK_HOLDER, lease.fencingToken().getAsLong())
+                        ? "; it wrote at 90% of its validity: accepted"
+                        : "; it wrote at 90% of its validity: rejected by its fence";
+            }
+            rec.release(lease);
+            long to = System.nanoTime();
+            return new ClockHold(
+                    from,
+                    to,
+                    "restarted the server on a clock 50% fast (libfaketime " + clock + "), then on the real one; a"
+                            + " holder on the real clock took the lock unrenewed" + wrote);
+        } finally {
+            yieldToChild = false;
+            target.useClock(null);
+            target.restart();
+        }
+    }
+
+    /** Takes the lock on a server that just restarted, retrying while it comes back (at most 10 s). */
+    private Lease acquireAfterRestart(LockProvider provider, History.Recorder rec) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        LeaseOptions options = LeaseOptions.of(settings.leaseTime()).withWaitTime(settings.waitTime());
+        while (true) {
+            rec.invoke(Op.ACQUIRE, lock);
+            try {
+                Lease lease = provider.acquire(lock, options);
+                rec.acquired(lease);
+                return lease;
+            } catch (BackendUnavailableException | LockTimeoutException e) {
+                rec.unknown(Op.ACQUIRE, lock);
+                if (stop || System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                sleepMillis(100);
+            }
+        }
+    }
+
+    /**
+     * libfaketime cannot reach the server (redis-server, etcd) or lockctl did not start it: a holder in a child
+     * JVM whose clocks run 1/1.5 as fast, to which the server and the other clients run 50% fast, takes the lock
+     * unrenewed and writes at 90% of the validity it believes (in real time, 1.5 times its lease's).
+     */
+    private ClockHold slowHolderClock() {
+        if (FakeClock.library().isEmpty()) {
+            throw new IllegalStateException("libfaketime is not installed: " + FakeClock.INSTALL);
+        }
+        History.Recorder rec = history.client(CLOCK_HOLDER);
+        FakeClock clock = FakeClock.rate(1 / FaultSchedule.CLOCK_RATE);
+        long from = System.nanoTime(); // the fault starts with its holder's JVM
+        rec.invoke(Op.ACQUIRE, lock);
+        try (ChildJvmHolder child = ChildJvmHolder.builder(directUri, lock)
+                .client(CLOCK_HOLDER)
+                .leaseTime(settings.leaseTime())
+                .waitTime(Duration.ofSeconds(20))
+                .autoRenew(false)
+                .maxLifetime(Duration.ofMinutes(2))
+                .clock(clock)
+                .start()) {
+            yieldToChild = true;
+            OptionalLong fence = child.awaitAcquired(Duration.ofSeconds(30));
+            yieldToChild = false;
+            long held = System.nanoTime();
+            // Its clock runs slower: the time it counts lasts CLOCK_RATE times longer here. A child on a fake
+            // clock cannot report events on this clock: its hold is recorded here, until its validity ends.
+            long believed = (long) (child.remaining(Duration.ofSeconds(10)).toNanos() * FaultSchedule.CLOCK_RATE);
+            rec.ok(Op.ACQUIRE, lock, fence, OptionalLong.of(held + believed));
+            sleepUntil(held + believed / 10 * 9);
+            String wrote = "";
+            if (fence.isPresent()) {
+                wrote = child.write(register, Duration.ofSeconds(10))
+                        ? "; it wrote at 90% of the validity it counted: accepted"
+                        : "; it wrote at 90% of the validity it counted: rejected by its fence";
+            }
+            rec.invoke(Op.RELEASE, lock);
+            if (child.release(Duration.ofSeconds(10))) {
+                rec.ok(Op.RELEASE, lock);
+            } else {
+                rec.fail(Op.RELEASE, lock);
+            }
+            long to = System.nanoTime();
+            String why = local == null
+                    ? "a backend lockctl did not start"
+                    : local.role().equals("server") ? "libfaketime cannot reach this server" : "not one server";
+            return new ClockHold(
+                    from,
+                    to,
+                    "a holder JVM on a " + clock + " (" + why + "): to it the server and the other clients ran 50%"
+                            + " fast; it took the lock unrenewed" + wrote);
+        } finally {
+            yieldToChild = false;
+        }
+    }
+
+    private void sleepUntil(long nanoTime) {
+        while (!stop && System.nanoTime() < nanoTime) {
+            sleepMillis(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanoTime - System.nanoTime())));
+        }
     }
 
     /** Why a partition may not cut the data path here (topologies that announce other addresses), or "". */
@@ -574,6 +723,11 @@ final class BackendRun {
     }
 
     static boolean isWorker(Event e) {
-        return !e.client().equals(PAUSED_HOLDER) && e.type() == Type.OK;
+        return isWorker(e.client()) && e.type() == Type.OK;
+    }
+
+    /** Whether {@code client} is one of the workload's clients, not a fault's own holder. */
+    static boolean isWorker(String client) {
+        return !client.equals(PAUSED_HOLDER) && !client.equals(CLOCK_HOLDER);
     }
 }

@@ -90,8 +90,9 @@ final class CompareCommand implements Callable<Integer> {
             names = "--faults",
             split = ",",
             description =
-                    "faults to inject: holder-pause, holder-partition, partition, server-pause, server-kill, or"
-                            + " none (default: all; with --uri the client-side ones: holder-pause, holder-partition, partition)")
+                    "faults to inject: holder-pause, holder-partition, partition, server-pause, server-kill, clock,"
+                            + " or none (default: all; with --uri the client-side ones: holder-pause, holder-partition,"
+                            + " partition, clock)")
     @Nullable
     List<String> faults;
 
@@ -263,7 +264,7 @@ final class CompareCommand implements Callable<Integer> {
             FaultKind k = FaultKind.parse(f);
             if (!uris.isEmpty() && !k.clientSide) {
                 throw new IllegalArgumentException("--faults " + k.label + " needs a server lockctl started; with --uri"
-                        + " only holder-pause, holder-partition and partition can run");
+                        + " only holder-pause, holder-partition, partition and clock can run");
             }
             if (!kinds.contains(k)) {
                 kinds.add(k);

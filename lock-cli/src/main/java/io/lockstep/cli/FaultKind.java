@@ -18,7 +18,15 @@ enum FaultKind {
     /** The (first) server is frozen with SIGSTOP. */
     SERVER_PAUSE("server-pause", false),
     /** The (first) server is killed with SIGKILL and restarted on the same port. */
-    SERVER_KILL("server-kill", false);
+    SERVER_KILL("server-kill", false),
+    /**
+     * A clock runs 50% fast (libfaketime): where lockctl started one server that libfaketime reaches
+     * (PostgreSQL, ZooKeeper), that server is restarted on a fast clock and, after the fault, on the real one;
+     * elsewhere (redis-server, etcd, a backend given by {@code --uri}) a holder in a child JVM runs on a clock
+     * slowed as much, which to it is the same. Either way one holder takes the lock unrenewed and writes near
+     * the end of the validity it believes, beyond the drift any provider declares.
+     */
+    CLOCK("clock", true);
 
     final String label;
     final boolean clientSide;

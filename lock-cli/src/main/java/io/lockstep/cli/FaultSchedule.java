@@ -27,6 +27,8 @@ record FaultSchedule(List<Entry> entries, Duration duration) {
     static final Duration CHILD_START = Duration.ofSeconds(3);
     /** Budget for a killed server to restart and answer again. */
     static final Duration RESTART = Duration.ofSeconds(3);
+    /** How much faster the clock fault's clock runs: 50%, beyond the drift any provider declares. */
+    static final double CLOCK_RATE = 1.5;
 
     /**
      * One fault.
@@ -64,9 +66,20 @@ record FaultSchedule(List<Entry> entries, Duration duration) {
         return kind == FaultKind.HOLDER_PAUSE ? CHILD_START : Duration.ZERO;
     }
 
+    /**
+     * How long the fault lasts: {@code length}, except the clock fault, whatever {@code --fault-length} says,
+     * so that it stays short: it starts with its child JVM on a slow clock or the server's restart on a fast
+     * one ({@link #CHILD_START} for either), and lasts while its holder believes it holds the lock, one lease
+     * on a clock {@link #CLOCK_RATE} times slower.
+     */
+    static Duration lengthOf(FaultKind kind, Duration length, Duration lease) {
+        return kind == FaultKind.CLOCK ? CHILD_START.plusMillis(Math.round(lease.toMillis() * CLOCK_RATE)) : length;
+    }
+
     private static Duration slot(FaultKind kind, Duration length, Duration lease) {
-        Duration restart = kind == FaultKind.SERVER_KILL ? RESTART : Duration.ZERO;
-        return setUp(kind).plus(length).plus(restart).plus(allowance(lease));
+        // A killed server restarts; the clock fault's server, where it has one, restarts on the real clock.
+        Duration restart = kind == FaultKind.SERVER_KILL || kind == FaultKind.CLOCK ? RESTART : Duration.ZERO;
+        return setUp(kind).plus(lengthOf(kind, length, lease)).plus(restart).plus(allowance(lease));
     }
 
     /**
@@ -99,7 +112,7 @@ record FaultSchedule(List<Entry> entries, Duration duration) {
         List<Entry> out = new ArrayList<>();
         for (int i = 0; i < order.size(); i++) {
             Duration end = i + 1 < order.size() ? prepare.get(i + 1) : duration;
-            out.add(new Entry(order.get(i), prepare.get(i), at.get(i), length, end));
+            out.add(new Entry(order.get(i), prepare.get(i), at.get(i), lengthOf(order.get(i), length, lease), end));
         }
         return new FaultSchedule(out, duration);
     }

@@ -87,8 +87,7 @@ final class Verdicts {
                     "NOT SAFE: " + f.violations() + " violation(s), under a fault " + r.tier() + " claims to survive");
         } else {
             status = NOT_CLAIMED;
-            words.add("not safe: " + f.violations() + " violation(s); " + r.tier() + " does not claim to survive "
-                    + f.label());
+            words.add("not safe: " + f.violations() + " violation(s); " + notClaimed(r, f));
         }
         if (f.unavailableMs() != null) {
             words.add("nobody could take the lock for up to " + seconds(f.unavailableMs()));
@@ -100,6 +99,13 @@ final class Verdicts {
             words.add(f.recovery());
         }
         return new FaultVerdict(f.kind(), f.label(), status, String.join("; ", words));
+    }
+
+    /** Why violations under {@code f} do not break the row's claims. */
+    private static String notClaimed(BackendResult r, FaultResult f) {
+        return f.kind().equals(FaultKind.CLOCK.label)
+                ? "a clock 50% fast is beyond the drift any provider declares, where only fences protect"
+                : r.tier() + " does not claim to survive " + f.label();
     }
 
     /**
@@ -125,8 +131,10 @@ final class Verdicts {
             } else if (f.tolerated()) {
                 parts.add("NOT SAFE under " + f.label() + " (" + f.violations() + " violations)");
             } else {
-                parts.add(f.label() + ": " + f.violations() + " violations, which " + r.tier()
-                        + " does not claim to survive");
+                parts.add(f.label() + ": " + f.violations()
+                        + (f.kind().equals(FaultKind.CLOCK.label)
+                                ? " violations; " + notClaimed(r, f)
+                                : " violations, which " + r.tier() + " does not claim to survive"));
             }
             if (f.unavailableMs() != null && f.unavailableMs() > worst) {
                 worst = f.unavailableMs();

@@ -95,6 +95,30 @@ class AnalysisTest {
     }
 
     @Test
+    @DisplayName(
+            "an overlap under the clock fault is its own and excused; a kill's lasting consequence inside its window stays the kill's; the clock excuses nothing after it")
+    void theClockFaultCountsOnlyWhatItCaused() {
+        List<FaultResult> faults = List.of(
+                fault("server-kill", 2000, 4000, 7000, false),
+                fault("clock", 7000, 9000, 12000, false),
+                fault("partition", 12000, 14000, 17000, true));
+        Analysis.Judgement judged = Analysis.judge(
+                faults,
+                List.of(
+                        new Analysis.Finding("overlap", 8000, "OVERLAPPING_HOLDS"),
+                        new Analysis.Finding("fence 1 after 300", 8500, "FENCE_NOT_INCREASING")));
+        assertThat(judged.broken()).isFalse();
+        assertThat(judged.faults().get(0).violations()).isEqualTo(1);
+        assertThat(judged.faults().get(1).violations()).isEqualTo(1);
+
+        List<FaultResult> clockFirst =
+                List.of(fault("clock", 2000, 4000, 7000, false), fault("partition", 7000, 9000, 12000, true));
+        Analysis.Judgement after =
+                Analysis.judge(clockFirst, List.of(new Analysis.Finding("stale write accepted", 8000, "STALE")));
+        assertThat(after.broken()).isTrue();
+    }
+
+    @Test
     @DisplayName("Jain's index and the min/max share show a barging backend's starved clients")
     void fairnessFigures() {
         // The review's PostgreSQL run: 226, 2, 106 and 6 holds.

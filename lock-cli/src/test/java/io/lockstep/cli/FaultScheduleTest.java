@@ -35,7 +35,7 @@ class FaultScheduleTest {
                 for (int i = 0; i < s.entries().size(); i++) {
                     FaultSchedule.Entry e = s.entries().get(i);
                     Duration end = e.at().plus(e.length());
-                    if (e.kind() == FaultKind.SERVER_KILL) {
+                    if (e.kind() == FaultKind.SERVER_KILL || e.kind() == FaultKind.CLOCK) {
                         end = end.plus(FaultSchedule.RESTART);
                     }
                     Duration recovered = end.plus(FaultSchedule.allowance(LEASE));
@@ -48,6 +48,15 @@ class FaultScheduleTest {
                 }
             }
         }
+    }
+
+    @Test
+    @DisplayName("gives the clock fault its start-up and one lease on a clock 50% slower, whatever --fault-length says")
+    void theClockFaultLastsTheLeaseItsHolderBelieves() {
+        FaultSchedule s = FaultSchedule.of(List.of(FaultKind.CLOCK), Duration.ofSeconds(30), LENGTH, LEASE, 42);
+        assertThat(s.entries().get(0).length()).isEqualTo(FaultSchedule.CHILD_START.plusMillis(1500));
+        assertThat(FaultSchedule.minimumDuration(List.of(FaultKind.CLOCK), Duration.ofMinutes(5), LEASE))
+                .isEqualTo(FaultSchedule.minimumDuration(List.of(FaultKind.CLOCK), LENGTH, LEASE));
     }
 
     @Test

@@ -44,9 +44,9 @@ class RemoteBackendTest {
         assertThat(all.get("faults"))
                 .as("the header lists only the faults that run")
                 .extracting(JsonNode::asText)
-                .containsExactlyInAnyOrder("holder-pause", "holder-partition", "partition");
+                .containsExactlyInAnyOrder("holder-pause", "holder-partition", "partition", "clock");
         assertThat(row.get("faults").findValuesAsText("kind"))
-                .containsExactlyInAnyOrder("holder-pause", "holder-partition", "partition");
+                .containsExactlyInAnyOrder("holder-pause", "holder-partition", "partition", "clock");
         assertThat(row.get("staleWritesAccepted").asLong()).isZero();
         assertThat(redis.isRunning())
                 .as("a backend lockctl did not start is never killed")
