@@ -32,6 +32,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
@@ -378,11 +379,17 @@ class ZooKeeperLockProviderTest {
         return provider;
     }
 
+    /**
+     * The lock's queue, empty when its parent node is gone: the recipe's parent is a container node, which
+     * the server deletes once it is empty, at any moment (a check for it first would race that).
+     */
     private static List<String> queue(String name) throws Exception {
         String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/" + LockPaths.encode(name);
-        return admin.checkExists().forPath(parent) == null
-                ? List.of()
-                : admin.getChildren().forPath(parent);
+        try {
+            return admin.getChildren().forPath(parent);
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
     }
 
     @Test
