@@ -517,16 +517,33 @@ public final class ChildJvmHolder implements AutoCloseable {
     }
 
     /**
-     * One read of the lock before the acquire under test, its outcome ignored. A cold JVM's first call
-     * (class loading, the client's first connection) on a busy machine can outlast a network deadline that
-     * a kit configuration keeps short on purpose, and that start-up is not what any kit test is about.
+     * Reads the lock until a read is answered (for at most 10 s, outcomes ignored) before the acquire
+     * under test. A cold JVM's first calls (class loading, the client's first connection, on a busy
+     * machine or a faked clock) can outlast a network deadline that a kit configuration keeps short on
+     * purpose, and that start-up is not what any kit test is about. The kit waits 30 s for the child's
+     * acquire, so the warm-up fits in it.
      */
     private static void warmUp(LockProvider provider, String lock) {
-        try {
-            provider.inspect(lock);
-        } catch (RuntimeException e) {
-            System.err.println("warm-up read of '" + lock + "' failed (ignored): " + e);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        RuntimeException last = null;
+        while (System.nanoTime() - deadline < 0) {
+            try {
+                provider.inspect(lock);
+                return;
+            } catch (UnsupportedOperationException e) {
+                return;
+            } catch (RuntimeException e) {
+                last = e;
+                System.err.println("warm-up read of '" + lock + "' failed (tried again): " + e);
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
         }
+        System.err.println("warm-up reads of '" + lock + "' failed for 10 s; acquiring anyway: " + last);
     }
 
     private static void runChild(String[] args, PrintStream out) throws IOException {
