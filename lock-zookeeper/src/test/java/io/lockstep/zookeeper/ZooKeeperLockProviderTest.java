@@ -229,6 +229,97 @@ class ZooKeeperLockProviderTest {
     }
 
     @Test
+    @DisplayName("the waiter right behind the holder takes the lock on its watch's word: a handoff costs the"
+            + " release's delete and no second read of the queue")
+    void theWaiterBehindTheHolderTakesTheLockOnItsWatchsWord() throws Exception {
+        String name = "watch-word";
+        LockProvider holder = client();
+        LockProvider waiter = client();
+        int handoffs = 10;
+        long requests = 0;
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            for (int i = 0; i < handoffs; i++) {
+                Lease held = holder.tryAcquire(name, lease(8_000)).orElseThrow();
+                long watchesBefore = mntr("zk_watch_count");
+                Future<Lease> next =
+                        pool.submit(() -> waiter.acquire(name, lease(8_000).withWaitTime(timing.millis(30_000))));
+                // The waiter is queued once it watches the holder's node.
+                ZooKeeperTesting.await(
+                        "the waiter watching the holder's node",
+                        timing.millis(10_000),
+                        () -> mntr("zk_watch_count") > watchesBefore);
+                long before = mntr("zk_packets_received");
+                held.release();
+                Lease taken = next.get(30, TimeUnit.SECONDS);
+                // less the mntr that read 'before': the server counts it as a packet received too
+                requests += mntr("zk_packets_received") - before - 1;
+                assertThat(taken.fencingToken().getAsLong())
+                        .as("the waiter's fence after handoff %d", i)
+                        .isGreaterThan(held.fencingToken().getAsLong());
+                taken.release();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        // One delete per handoff; the two clients' pings (one each per third of the session timeout) at
+        // most once or twice in a run this short. Reading the queue again after the watch would make it 2.
+        assertThat(requests)
+                .as("requests the server received from release until the waiter held the lock, %d handoffs", handoffs)
+                .isLessThanOrEqualTo(handoffs + 4L);
+    }
+
+    @Test
+    @DisplayName("a waiter whose predecessor gives up is not granted while the holder still holds")
+    void aWaiterWhosePredecessorGivesUpWaitsForTheHolder() throws Exception {
+        String name = "quitter-between";
+        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/" + name;
+        Lease held = client().tryAcquire(name, lease(8_000)).orElseThrow();
+        LockProvider quitter = client();
+        LockProvider patient = client();
+        CompletableFuture<Optional<Lease>> gaveUp = CompletableFuture.supplyAsync(
+                () -> quitter.tryAcquire(name, lease(8_000).withWaitTime(timing.millis(3_000))));
+        ZooKeeperTesting.await("the quitter queued", timing.millis(10_000), () -> queueSize(parent) >= 2);
+        CompletableFuture<Lease> behind = CompletableFuture.supplyAsync(
+                () -> patient.acquire(name, lease(8_000).withWaitTime(timing.millis(30_000))));
+        ZooKeeperTesting.await("the patient waiter queued", timing.millis(10_000), () -> queueSize(parent) >= 3);
+        assertThat(gaveUp.get(30, TimeUnit.SECONDS)).as("the quitter's wait").isEmpty();
+        // The quitter's node goes; its deletion wakes the patient waiter, which must find the holder first.
+        ZooKeeperTesting.await("the quitter's node deleted", timing.millis(10_000), () -> queueSize(parent) == 2);
+        Thread.sleep(timing.millis(300).toMillis());
+        assertThat(behind)
+                .as("the waiter behind the quitter while the lock is held")
+                .isNotDone();
+        assertThat(held.isValid()).isTrue();
+        held.release();
+        Lease next = behind.get(30, TimeUnit.SECONDS);
+        assertThat(next.fencingToken().getAsLong())
+                .isGreaterThan(held.fencingToken().getAsLong());
+        next.release();
+    }
+
+    private static int queueSize(String parent) {
+        try {
+            return admin.getChildren().forPath(parent).size();
+        } catch (KeeperException.NoNodeException e) {
+            return 0;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** One of the server's {@code mntr} figures. */
+    private static long mntr(String key) {
+        for (String line : ZooKeeperServer.fourLetterWord(zk.port(), "mntr").split("\n")) {
+            String[] kv = line.trim().split("\\s+");
+            if (kv.length == 2 && kv[0].equals(key)) {
+                return Long.parseLong(kv[1]);
+            }
+        }
+        throw new IllegalStateException("mntr shows no " + key + " on port " + zk.port());
+    }
+
+    @Test
     @DisplayName("a tryAcquire that loses has removed its queue node by the time it returns")
     void aLosingTryAcquireLeavesNoNodeBehindWhenItReturns() throws Exception {
         String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/try-lose-clean";

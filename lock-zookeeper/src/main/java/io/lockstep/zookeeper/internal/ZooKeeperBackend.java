@@ -219,6 +219,14 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
 
         int observedVersion = -1;
         long observedSince;
+        /**
+         * The queue's head, watched while this entry's node was right behind it; set before the watch.
+         * Its deletion makes this node the head: nothing sorts before the head, nothing lay between
+         * the two, and a new node sorts after both.
+         */
+        volatile @Nullable HeadWatch headWatch;
+        /** The last node whose deletion a watch reported (the event thread writes it). */
+        volatile @Nullable String deleted;
         // Guarded by wakeups, never by the entry's own monitor: the attempt holds that monitor while it
         // waits for replies that ZooKeeper's event thread delivers, and signal() runs on that thread.
         private final Object wakeups = new Object();
@@ -233,6 +241,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
 
         @Override
         public void process(org.apache.zookeeper.WatchedEvent event) {
+            if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                deleted = event.getPath(); // Curator's watcher strips its namespace: the path as we asked
+            }
             signal();
         }
 
@@ -343,6 +354,11 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
                 listed = locateOrCreate(entry, data);
             }
         }
+        if (listed == null && headDeleted(entry, leaseNanos)) {
+            // The watch told us the head is gone and we were right behind it: we are the head now,
+            // without reading the queue again (one request fewer per handoff).
+            return Attempt.granted(grant(entry, leaseTime, holder, data, started));
+        }
         for (int round = 0; ; round++) {
             if (round > 2 * MAX_ROUNDS) {
                 return Attempt.busy(Duration.ofMillis(1)); // the queue keeps changing under us: look again soon
@@ -376,6 +392,8 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             }
             refreshIfDue(entry, leaseNanos, data);
             String predecessor = entry.parent + "/" + children.get(index - 1);
+            // Before the watch is set, so its event cannot come first.
+            entry.headWatch = index == 1 ? new HeadWatch(entry.node, predecessor) : null;
             long retryAfter = observe(entry, predecessor);
             if (retryAfter > 0 || round >= MAX_ROUNDS) {
                 long refreshIn = entry.lastWriteSentAt + leaseNanos / 3 - now();
@@ -518,7 +536,27 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         knownParents.add(parent);
     }
 
+    /**
+     * Whether a watch reported the deletion of the head this entry's node was right behind, so the node
+     * is the head now and the queue need not be read again. Only while the node is surely still there:
+     * its own last write was sent less than a third of the lease ago (so the grant writes nothing), and
+     * the waiter behind deletes a node only after seeing it unchanged for longer than the whole lease;
+     * and the deletion came as a watch event, so the session was alive after the head was gone. A
+     * session that ended since is caught by the grant, as after a listing.
+     */
+    private boolean headDeleted(Entry entry, long leaseNanos) {
+        HeadWatch watched = entry.headWatch;
+        return watched != null
+                && watched.node().equals(entry.node)
+                && watched.head().equals(entry.deleted)
+                && now() - entry.lastWriteSentAt <= leaseNanos / 3;
+    }
+
+    /** A waiter's node and the head right before it, which the waiter watches. */
+    private record HeadWatch(String node, String head) {}
+
     private static void adopt(Entry entry, String path, Stat stat, long writeSentAt) {
+        entry.headWatch = null;
         entry.node = path;
         entry.czxid = stat.getCzxid();
         entry.sessionId = stat.getEphemeralOwner();
