@@ -41,7 +41,6 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -60,13 +59,17 @@ import org.slf4j.LoggerFactory;
  * round trip is asynchronous). A grant's validity is tracked client-side: exactly the lease time asked,
  * capped by what the session is known to last (the last keep-alive's send time plus its TTL less a drift
  * allowance of {@code TTL × driftFactor + 2 ms}, as etcd counts the TTL on the leader's clock); when a
- * grant's validity runs out without renewal, its key is deleted, so the lock frees at its lease time while
- * the holder lives, and at the session's TTL when the holder died or was cut off.
+ * grant's validity runs out without renewal, its key is deleted (within one {@link ExpiryTicks} tick,
+ * 10 ms), so the lock frees at its lease time while the holder lives, and at the session's TTL when the
+ * holder died or was cut off. What one held lock costs in the heap and per renewal does not grow with
+ * the others: the ends of validity share coarse ticks, and a renewal moves no timer.
  *
  * <p>Extensions are linearizable reads: the key's create revision is compared and, in the same
  * transaction, the key is read (count only), so a member that lags or lost the quorum never answers
  * from its own copy. Renewals come in batches of up to {@value #MAX_TXN_OPS} ({@link #extendAll}): one
- * read-only transaction for the whole batch, a result per grant.
+ * read-only transaction for the whole batch (keys only: the values stay on the server), a result per
+ * grant. Renewal traffic at the server is therefore one transaction per {@value #MAX_TXN_OPS} due
+ * renewals plus one keep-alive per session every TTL/4, whatever the number of locks held.
  */
 public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
@@ -95,16 +98,33 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             .withLimit(1)
             .build();
 
+    /** This process without a label: the holder of most grants. */
+    private static final Holder UNLABELLED = Holder.thisProcess(null);
+
+    /** A renewal reads each key's create revision; the value (owner token and holder) stays on the server. */
+    private static final GetOption KEYS_ONLY =
+            GetOption.builder().withKeysOnly(true).build();
+
     /** A linearizable read of nothing but a count: what turns a compare-only transaction into a quorum read. */
     private static final GetOption COUNT_ONLY =
             GetOption.builder().withCountOnly(true).build();
 
     /**
      * What names a grant: the lock, its queue key, the key's create revision (the fence), the owner and the
-     * key's value ({@code <owner token> <host> <pid>[ <label>]}, rewritten as it is when the key moves to
-     * another session).
+     * holder its key's value names. The value ({@code <owner token> <host> <pid>[ <label>]}) is rebuilt from
+     * them when the key moves to another session rather than kept (about 120 bytes less per held lock).
      */
-    public record Handle(String name, ByteSequence key, long revision, String ownerToken, ByteSequence value) {}
+    public record Handle(String name, ByteSequence key, long revision, String ownerToken, Holder holder) {
+
+        /** The key's value, {@code <owner token> <host> <pid>[ <label>]}. */
+        public ByteSequence value() {
+            return valueOf(ownerToken, holder);
+        }
+    }
+
+    private static ByteSequence valueOf(String ownerToken, Holder holder) {
+        return ByteSequence.from(ownerToken + " " + HolderText.encode(holder), StandardCharsets.US_ASCII);
+    }
 
     private final Client client;
     private final boolean ownsClient;
@@ -119,6 +139,9 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private final Object sessionLock = new Object();
     private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
     private final Map<ByteSequence, Held> held = new ConcurrentHashMap<>();
+    /** The ends of the held grants' validity, timed in coarse ticks. */
+    private final ExpiryTicks<Held> expiries;
+
     private final Map<String, EtcdWaiter> waiters = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final EtcdJanitor janitor;
@@ -153,6 +176,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         this.where = where;
         this.timeout = timeout;
         this.runtime = runtime;
+        this.expiries = new ExpiryTicks<>(runtime.scheduler(), this::now, this::expire);
         this.driftFactor = ClockDrift.requireFactor(driftFactor);
         this.info = INFO.withClock(ClockAssumption.rateDrift(driftFactor));
         this.janitor = new EtcdJanitor(client, timeout, runtime, this::removeKey);
@@ -231,13 +255,14 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
      */
     @Override
     public Attempt<Handle> tryLock(AttemptContext attempt) {
-        ByteSequence value = ByteSequence.from(
-                attempt.ownerToken() + " " + HolderText.encode(attempt.holder()), StandardCharsets.US_ASCII);
-        return tryLock(attempt.name(), attempt.ownerToken(), value, attempt.leaseTime(), true);
+        // Unlabelled acquires share one Holder, so a held lock does not keep its own copy.
+        Holder holder = attempt.holder().equals(UNLABELLED) ? UNLABELLED : attempt.holder();
+        return tryLock(attempt.name(), attempt.ownerToken(), holder, attempt.leaseTime(), true);
     }
 
     private Attempt<Handle> tryLock(
-            String name, String ownerToken, ByteSequence value, Duration leaseTime, boolean mayRetry) {
+            String name, String ownerToken, Holder holder, Duration leaseTime, boolean mayRetry) {
+        ByteSequence value = valueOf(ownerToken, holder);
         Session session = sessionFor(leaseTime);
         ByteSequence key = keys.key(name, ownerToken);
         ByteSequence prefix = keys.lockPrefix(name);
@@ -251,7 +276,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             if (!mayRetry) {
                 throw sessionEnded("acquiring lock '" + name + "'", e);
             }
-            return tryLock(name, ownerToken, value, leaseTime, false);
+            return tryLock(name, ownerToken, holder, leaseTime, false);
         }
         long revision;
         List<KeyValue> first;
@@ -281,7 +306,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                             null,
                             true);
                 }
-                return tryLock(name, ownerToken, value, leaseTime, false);
+                return tryLock(name, ownerToken, holder, leaseTime, false);
             }
             mine = bound;
         }
@@ -297,7 +322,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                         null,
                         true);
             }
-            Handle handle = new Handle(name, key, revision, ownerToken, value);
+            Handle handle = new Handle(name, key, revision, ownerToken, holder);
             Held h = new Held(handle, mine, sentAt + validityNanos);
             held.put(key, h);
             if (mine.lost.isDone()) {
@@ -486,7 +511,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         }
         Op[] reads = new Op[batched.size()];
         for (int j = 0; j < reads.length; j++) {
-            reads[j] = Op.get(batchedHeld.get(j).handle.key(), GetOption.DEFAULT);
+            reads[j] = Op.get(batchedHeld.get(j).handle.key(), KEYS_ONLY);
         }
         long sentAt = now();
         TxnResponse reply = await(kv.txn().Then(reads).commit(), "extending " + reads.length + " locks");
@@ -816,7 +841,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         final CompletableFuture<LossReason> loss = new CompletableFuture<>();
         volatile Session session;
         volatile long validUntil;
-        volatile @Nullable ScheduledFuture<?> expiry;
+        /** The tick of {@link #expiries} that times this grant's end, or {@link #NOT_TIMED}. */
+        volatile long timedTick = NOT_TIMED;
 
         Held(Handle handle, Session session, long validUntil) {
             this.handle = handle;
@@ -834,20 +860,34 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         }
     }
 
+    /** No tick times a grant's end. */
+    private static final long NOT_TIMED = Long.MIN_VALUE;
+
+    /**
+     * Makes sure a tick at or before the end of {@code h}'s validity is pending. A renewal (which only
+     * moves the end later) finds one and does nothing: when that tick fires and validity is left, {@link
+     * #expire} times the rest.
+     */
     private void scheduleExpiry(Held h) {
-        ScheduledFuture<?> previous = h.expiry;
-        try {
-            h.expiry = runtime.scheduler().schedule(() -> expire(h), h.validUntil - now(), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            h.expiry = null;
+        long timed = h.timedTick;
+        if (timed != NOT_TIMED && timed <= Math.floorDiv(h.validUntil, ExpiryTicks.TICK_NANOS) + 1) {
+            return;
         }
-        if (previous != null) {
-            previous.cancel(false);
+        try {
+            h.timedTick = expiries.add(h, h.validUntil);
+        } catch (RejectedExecutionException e) {
+            h.timedTick = NOT_TIMED;
+        }
+        if (timed != NOT_TIMED) {
+            expiries.remove(h, timed);
         }
     }
 
     /** At the end of a grant's validity without renewal: free the lock on etcd (asynchronously). */
-    private void expire(Held h) {
+    private void expire(Held h, long tick) {
+        if (h.timedTick == tick) {
+            h.timedTick = NOT_TIMED;
+        }
         long left = h.validUntil - now();
         if (held.get(h.handle.key()) != h) {
             return;
@@ -867,9 +907,9 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     private void forget(Held h) {
         held.remove(h.handle.key(), h);
-        ScheduledFuture<?> expiry = h.expiry;
-        if (expiry != null) {
-            expiry.cancel(false);
+        long timed = h.timedTick;
+        if (timed != NOT_TIMED) {
+            expiries.remove(h, timed);
         }
     }
 
