@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
@@ -34,7 +35,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@code java -cp benchmarks.jar io.lockstep.bench.BenchReport --results DIR --out FILE [--commit C]}:
  * DIR holds {@code *.json} (JMH's {@code -rf json}), {@code mix.jsonl} and {@code commands.txt}
- * (the commands that produced them, one a line). scripts/bench runs it. Hand-written analysis lives in
+ * (the commands that produced them, one a line). scripts/bench runs it. With {@code --splice FILE} instead
+ * of {@code --out}, only DIR's sections are written, into FILE in place of the sections of the same title
+ * ({@link #splice}; {@code scripts/bench --renewal} does this for the renewal-at-scale sections). Hand-written analysis lives in
  * docs/benchmarks-notes.md, which the generated page links to and this class never touches.
  */
 public final class BenchReport {
@@ -175,6 +178,10 @@ public final class BenchReport {
         WHAT.put("redis-renewed", "lock-redis, leases of `leaseSeconds` with `withAutoRenew()`, batched renewal");
         WHAT.put("redisson-watchdog", "Redisson `RLock.lock()` with its watchdog (`lockWatchdogTimeout` = lease)");
         WHAT.put(
+                "etcd-renewed",
+                "lock-etcd, leases of `leaseSeconds` with `withAutoRenew()`: keys on one shared session lease,"
+                        + " renewals batched per read-only `Txn`");
+        WHAT.put(
                 "floor-redis-sentinel",
                 "**floor** of `redis-sentinel`: raw `JedisSentineled` running lock-redis's two scripts on the primary");
         WHAT.put("redis-sentinel", "lock-redis via `redis-sentinel://` (1 primary, 2 replicas, 3 sentinels)");
@@ -223,6 +230,20 @@ public final class BenchReport {
             options.put(args[i], args[i + 1]);
         }
         Path results = Path.of(require(options, "--results"));
+        if (options.containsKey("--splice")) {
+            Path doc = Path.of(options.get("--splice"));
+            Files.writeString(
+                    doc,
+                    splice(
+                            Files.readString(doc, StandardCharsets.UTF_8),
+                            load(results),
+                            readLines(results.resolve("commands.txt")),
+                            options.getOrDefault("--commit", "unknown"),
+                            ZonedDateTime.now(ZoneOffset.UTC)),
+                    StandardCharsets.UTF_8);
+            System.out.println("Spliced the sections of " + results + " into " + doc);
+            return;
+        }
         Path out = Path.of(require(options, "--out"));
         String markdown = render(
                 load(results),
@@ -238,7 +259,7 @@ public final class BenchReport {
         String value = options.get(name);
         if (value == null) {
             throw new IllegalArgumentException(
-                    name + " is required: BenchReport --results DIR --out FILE [--commit C]");
+                    name + " is required: BenchReport --results DIR (--out FILE | --splice FILE) [--commit C]");
         }
         return value;
     }
@@ -472,20 +493,8 @@ public final class BenchReport {
                   figures by 10–25%. Compare rows of one run only, and read ratios rather than absolute figures.
 
                 """);
-        Map<String, List<Row>> sections = new LinkedHashMap<>();
-        for (Row row : rows) {
-            sections.computeIfAbsent(row.section(), k -> new ArrayList<>()).add(row);
-        }
-        for (List<Row> section : sections.values()) {
-            Row first = section.get(0);
-            if (first.benchmarkClass().equals("RenewalAtScaleBenchmark")) {
-                renderRenewal(md, section, commandFor(first, commands));
-            } else if (first.mode().equals("sample")) {
-                renderSampled(md, section, commandFor(first, commands));
-            } else {
-                renderSection(md, section, commandFor(first, commands));
-            }
-        }
+        Map<String, List<Row>> sections = sections(rows);
+        renderSections(md, sections, rows, commands);
         renderRatios(md, sections.values());
         md.append(
                 """
@@ -512,6 +521,89 @@ public final class BenchReport {
                 by hand in [benchmarks-notes.md](benchmarks-notes.md); no figure of this page is typed by hand.
                 """);
         return md.toString();
+    }
+
+    private static Map<String, List<Row>> sections(List<Row> rows) {
+        Map<String, List<Row>> sections = new LinkedHashMap<>();
+        for (Row row : rows) {
+            sections.computeIfAbsent(row.section(), k -> new ArrayList<>()).add(row);
+        }
+        return sections;
+    }
+
+    /** One {@code ## } section per benchmark, threads and parameters, in the order of the rows. */
+    private static void renderSections(
+            StringBuilder md, Map<String, List<Row>> sections, List<Row> rows, List<String> commands) {
+        for (List<Row> section : sections.values()) {
+            Row first = section.get(0);
+            if (first.benchmarkClass().equals("RenewalAtScaleBenchmark")) {
+                renderRenewal(md, section, rows, commandFor(first, commands));
+            } else if (first.mode().equals("sample")) {
+                renderSampled(md, section, commandFor(first, commands));
+            } else {
+                renderSection(md, section, commandFor(first, commands));
+            }
+        }
+    }
+
+    /**
+     * {@code doc} with the sections of {@code rows} put in: each replaces the section of the same title,
+     * or, if the page has none, goes before its ratios (or at its end). Each says under its title that it
+     * comes from another run than the page ({@code commit}, {@code when}), since the page's ratios and
+     * header are not rewritten. For sections that stand alone (renewal at scale), when regenerating the
+     * whole page would take a quiet machine for half an hour.
+     */
+    static String splice(String doc, List<Row> rows, List<String> commands, String commit, ZonedDateTime when) {
+        StringBuilder fresh = new StringBuilder();
+        renderSections(fresh, sections(rows), rows, commands);
+        String note = "Spliced into this page from a run of "
+                + when.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'", Locale.ROOT)) + ", commit `"
+                + commit + "` (`BenchReport --splice`), not the run of the rest of the page.\n\n";
+        Map<String, String> blocks = blocks(doc);
+        for (Map.Entry<String, String> section : blocks(fresh.toString()).entrySet()) {
+            String title = section.getKey();
+            String body = section.getValue();
+            int heading = body.indexOf('\n') + 1;
+            heading = body.indexOf('\n', heading) + 1; // past the blank line after the title
+            String text = body.substring(0, heading) + note + body.substring(heading);
+            if (blocks.containsKey(title)) {
+                blocks.put(title, text);
+            } else {
+                Map<String, String> out = new LinkedHashMap<>();
+                boolean placed = false;
+                for (Map.Entry<String, String> e : blocks.entrySet()) {
+                    if (!placed && e.getKey().equals("## Ratios in this run")) {
+                        out.put(title, text);
+                        placed = true;
+                    }
+                    out.put(e.getKey(), e.getValue());
+                }
+                if (!placed) {
+                    out.put(title, text);
+                }
+                blocks = out;
+            }
+        }
+        return String.join("", blocks.values());
+    }
+
+    /** {@code markdown} cut before each {@code ## } line, keyed by that line (the text before the first by ""). */
+    private static Map<String, String> blocks(String markdown) {
+        Map<String, String> out = new LinkedHashMap<>();
+        String title = "";
+        StringBuilder block = new StringBuilder();
+        for (String line : markdown.split("(?<=\n)")) {
+            if (line.startsWith("## ")) {
+                if (!title.isEmpty() || block.length() > 0) {
+                    out.put(title, block.toString());
+                }
+                title = line.strip();
+                block = new StringBuilder();
+            }
+            block.append(line);
+        }
+        out.put(title, block.toString());
+        return out;
     }
 
     /** The command (from commands.txt) that wrote {@code row}'s JSON file, or "scripts/bench". */
@@ -640,10 +732,41 @@ public final class BenchReport {
         md.append('\n');
     }
 
-    /** The renewal-at-scale harness: what the server and the client JVM showed while the leases were held. */
-    private static void renderRenewal(StringBuilder md, List<Row> section, String command) {
+    /** The servers a renewal-at-scale section ran on, from its contenders: "Redis", "etcd" or "Redis and etcd". */
+    static String renewalServers(List<Row> section) {
+        return section.stream()
+                .map(r -> r.backend().startsWith("etcd") ? "etcd" : "Redis")
+                .distinct()
+                .sorted(java.util.Comparator.comparing(server -> server.equals("Redis") ? 0 : 1))
+                .collect(Collectors.joining(" and "));
+    }
+
+    /**
+     * Redisson's watchdog, for a renewal section it did not run in (100,000 leases): its row with the most
+     * leases from the same run, lease and hold, or none.
+     */
+    static Optional<Row> redissonReference(List<Row> section, List<Row> rows) {
         Row first = section.get(0);
-        md.append("## Redis: ")
+        if (section.stream().anyMatch(r -> r.backend().equals("redisson-watchdog"))) {
+            return Optional.empty();
+        }
+        return rows.stream()
+                .filter(r -> r.benchmarkClass().equals("RenewalAtScaleBenchmark"))
+                .filter(r -> r.backend().equals("redisson-watchdog"))
+                .filter(r -> Objects.equals(
+                        r.params().get("leaseSeconds"), first.params().get("leaseSeconds")))
+                .filter(r -> Objects.equals(
+                        r.params().get("holdSeconds"), first.params().get("holdSeconds")))
+                .max(java.util.Comparator.comparingInt(
+                        r -> Integer.parseInt(r.params().getOrDefault("leases", "0"))));
+    }
+
+    /** The renewal-at-scale harness: what the server and the client JVM showed while the leases were held. */
+    private static void renderRenewal(StringBuilder md, List<Row> section, List<Row> rows, String command) {
+        Row first = section.get(0);
+        md.append("## ")
+                .append(renewalServers(section))
+                .append(": ")
                 .append(whole(Double.parseDouble(first.params().getOrDefault("leases", "NaN"))))
                 .append(" auto-renewed leases held for ")
                 .append(first.params().getOrDefault("holdSeconds", "?"))
@@ -653,24 +776,38 @@ public final class BenchReport {
         md.append("Command: `").append(command).append("`\n\n");
         md.append(
                 """
-                `RenewalAtScaleBenchmark` (JMH `SingleShotTime`, one shot per trial): the leases are taken, then held
-                while the library renews them on its own; over the hold the harness reads the server's
-                `INFO commandstats` (round trips that reached it), the client process's CPU time
-                (`OperatingSystemMXBean.getProcessCpuTime`), the heap used after a GC, and the JVM's live threads.
-                The trial fails if a lease was lost or the server saw no renewal.
+                `RenewalAtScaleBenchmark` (JMH `SingleShotTime`, one shot per trial, its own JVM with `-Xmx2g`): the
+                leases are taken by 8 threads, then held while the library renews them on its own; over the hold
+                (after one unmeasured lease time) the harness reads what the server was asked (Redis
+                `INFO commandstats`: a renewal round trip is a script call, and the commands count those the scripts
+                ran; etcd's `grpc_server_msg_received_total`: a renewal round trip is a `Txn` or a `LeaseKeepAlive`
+                message), the client process's CPU time (`OperatingSystemMXBean.getProcessCpuTime`, less the
+                harness's sampling thread), the heap used after a full GC, and the JVM's live threads. Heap per
+                lease is that heap less the heap after a full GC with the client open and no lease taken, divided
+                by the leases (the handles the harness keeps, as a caller would, are in it). The trial fails if a
+                lease was lost or the server saw no renewal.
 
                 """);
-        md.append("| contender | what it is | script calls/s at the server | all commands/s at the server | renewals/s"
-                + " | client CPU ms/s | heap MB | live threads (peak) | renewal threads (peak) |\n");
-        md.append("|---|---|---|---|---|---|---|---|---|\n");
-        for (Row row : section) {
+        Optional<Row> reference = redissonReference(section, rows);
+        reference.ifPresent(r -> md.append("The `redisson-watchdog` row is its largest run of this page (")
+                .append(whole(Double.parseDouble(r.params().getOrDefault("leases", "NaN"))))
+                .append(" leases, the same lease and hold), for reference: it was not run at this count.\n\n"));
+        md.append("| contender | what it is | leases | renewal round trips/s at the server | all requests/s at the"
+                + " server | renewals/s | heap per lease (bytes) | client CPU ms/s | heap MB | live threads (peak) |"
+                + " renewal threads (peak) |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        List<Row> shown = new ArrayList<>(section);
+        reference.ifPresent(shown::add);
+        for (Row row : shown) {
             Map<String, Double> m = row.seen();
             tableRow(
                     md,
                     row,
-                    oneDecimal(m.getOrDefault("script calls/s", Double.NaN)),
-                    whole(m.getOrDefault("commands/s", Double.NaN)),
+                    whole(Double.parseDouble(row.params().getOrDefault("leases", "NaN"))),
+                    oneDecimal(m.getOrDefault("renewal round trips/s", m.getOrDefault("script calls/s", Double.NaN))),
+                    whole(m.getOrDefault("requests/s", m.getOrDefault("commands/s", Double.NaN))),
                     oneDecimal(m.getOrDefault("renewals/s", Double.NaN)),
+                    whole(m.getOrDefault("heap per lease B", Double.NaN)),
                     oneDecimal(m.getOrDefault("client CPU ms/s", Double.NaN)),
                     oneDecimal(m.getOrDefault("heap MB", Double.NaN)),
                     whole(m.getOrDefault("threads peak", Double.NaN)),

@@ -223,4 +223,89 @@ class BenchReportTest {
                 + "\"operations\":1000,\"redisVersion\":\"etcd 3.5.16\",\"perServer\":[{\"Txn\":2.0}],\"mix\":\""
                 + line + "\"}";
     }
+
+    /** Renewal-at-scale results: {@code (backend, leases, heap per lease)}, one JSON file per lease count. */
+    private void writeRenewalRun(List<Object[]> trials) throws IOException {
+        String bench = "io.lockstep.bench.RenewalAtScaleBenchmark.hold";
+        StringBuilder mixes = new StringBuilder();
+        Map<String, StringBuilder> files = new java.util.TreeMap<>();
+        for (Object[] trial : trials) {
+            String params = "{\"backend\":\"" + trial[0] + "\",\"holdSeconds\":\"60\",\"leaseSeconds\":\"30\","
+                    + "\"leases\":\"" + trial[1] + "\"}";
+            StringBuilder results = files.computeIfAbsent("40-renewal-" + trial[1] + ".json", f -> new StringBuilder());
+            results.append(results.length() == 0 ? "" : ",")
+                    .append(
+                            """
+                            {"benchmark": "%s", "mode": "ss", "threads": 1, "forks": 1, "params": %s,
+                             "primaryMetric": {"score": 60.0, "scoreError": "NaN", "scoreUnit": "s/op"}}"""
+                                    .formatted(bench, params));
+            mixes.append("{\"benchmark\":\"" + bench + "\",\"params\":" + params + ",\"threads\":1,\"operations\":"
+                            + trial[1] + ",\"redisVersion\":\"7.0.15\",\"perServer\":[{\"renewal round trips/s\":"
+                            + trial[3] + ",\"requests/s\":20.0,\"heap per lease B\":" + trial[2]
+                            + ",\"threads peak\":27.0}],\"mix\":\"figures\"}")
+                    .append('\n');
+        }
+        for (Map.Entry<String, StringBuilder> file : files.entrySet()) {
+            Files.writeString(dir.resolve(file.getKey()), "[" + file.getValue() + "]");
+        }
+        Files.writeString(dir.resolve("mix.jsonl"), mixes.toString());
+    }
+
+    @Test
+    @DisplayName("a renewal section names its servers, shows heap per lease and round trips, and Redisson's largest"
+            + " run beside a count it did not run at")
+    void rendersRenewalAtScaleWithARedissonReference() throws IOException {
+        writeRenewalRun(List.of(
+                new Object[] {"redis-renewed", 10000, 1030.0, 2.0},
+                new Object[] {"redisson-watchdog", 10000, 1500.0, 10.0},
+                new Object[] {"redis-renewed", 100000, 900.0, 20.0},
+                new Object[] {"etcd-renewed", 100000, 1400.0, 79.5}));
+
+        String md = BenchReport.render(
+                BenchReport.load(dir),
+                List.of(),
+                "abc1234",
+                ZonedDateTime.of(2026, 11, 27, 8, 0, 0, 0, ZoneOffset.UTC),
+                new BenchReport.Machine(2, "Test CPU", "OpenJDK 17", Map.of("Lockstep", "0.1.0")));
+
+        assertThat(md)
+                .contains("## Redis: 10,000 auto-renewed leases held for 60 s (lease 30 s)")
+                .contains("## Redis and etcd: 100,000 auto-renewed leases held for 60 s (lease 30 s)")
+                .contains("| `etcd-renewed` | " + BenchReport.WHAT.get("etcd-renewed")
+                        + " | 100,000 | 79.5 | 20 |  | 1,400 |  |  | 27 | n/a |")
+                .contains("The `redisson-watchdog` row is its largest run of this page (10,000 leases");
+        String big = md.substring(md.indexOf("## Redis and etcd: 100,000"));
+        assertThat(big)
+                .contains("| `redisson-watchdog` | " + BenchReport.WHAT.get("redisson-watchdog")
+                        + " | 10,000 | 10.0 | 20 |  | 1,500 |");
+        assertThat(md.substring(md.indexOf("## Redis: 10,000"), md.indexOf("## Redis and etcd")))
+                .doesNotContain("largest run");
+    }
+
+    @Test
+    @DisplayName("splicing replaces the sections of the same title, adds new ones before the ratios, keeps the rest")
+    void splicesSectionsIntoAPage() throws IOException {
+        writeRenewalRun(List.of(
+                new Object[] {"redis-renewed", 10000, 1030.0, 2.0},
+                new Object[] {"redis-renewed", 100000, 900.0, 20.0}));
+        String page = "# Benchmarks\n\nheader\n\n## Redis: uncontended, 1 thread\n\nkept\n\n"
+                + "## Redis: 10,000 auto-renewed leases held for 60 s (lease 30 s)\n\nold figures\n\n"
+                + "## Ratios in this run\n\n- ratio\n";
+
+        String out = BenchReport.splice(
+                page,
+                BenchReport.load(dir),
+                List.of(),
+                "def5678",
+                ZonedDateTime.of(2026, 11, 27, 17, 0, 0, 0, ZoneOffset.UTC));
+
+        assertThat(out)
+                .startsWith("# Benchmarks\n\nheader\n\n## Redis: uncontended, 1 thread\n\nkept\n\n")
+                .doesNotContain("old figures")
+                .contains("## Redis: 10,000 auto-renewed leases held for 60 s (lease 30 s)\n\nSpliced into this page"
+                        + " from a run of 2026-11-27 17:00 UTC, commit `def5678`")
+                .endsWith("## Ratios in this run\n\n- ratio\n");
+        assertThat(out.indexOf("## Redis: 100,000"))
+                .isBetween(out.indexOf("## Redis: 10,000"), out.indexOf("## Ratios"));
+    }
 }
