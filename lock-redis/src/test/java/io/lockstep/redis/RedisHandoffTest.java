@@ -114,6 +114,30 @@ class RedisHandoffTest {
         return watch;
     }
 
+    /**
+     * Returns once {@code watch} (of {@code backend}) holds no wake-up from before this call, so its next
+     * signal is a notice published after it. A new subscription wakes every watch (a release may have come
+     * before it was live), and the first watch of a backend is opened while that subscription starts; a
+     * test that then took that wake-up for its grant notice would look for the grant before the notice was
+     * read, and take it by a refresh instead (correct, but not the path it counts). The subscriber reads
+     * notices in order on one thread, after the wake-ups it gave at its start: once a probe watch has been
+     * woken twice by notices published for it, those wake-ups have all been given, and draining {@code
+     * watch} removes them.
+     */
+    private void settle(RedisBackend backend, ReleaseWatch watch) throws InterruptedException {
+        String probe = lockName("probe");
+        try (ReleaseWatch probeWatch = backend.watch(probe)) {
+            for (int round = 1; round <= 2; round++) {
+                probeWatch.await(Duration.ZERO);
+                admin.publish(keys.releaseChannel(), probe);
+                assertThat(probeWatch.await(Duration.ofSeconds(30)))
+                        .as("a notice published for the probe watch, round %d, heard within 30 s", round)
+                        .isTrue();
+            }
+        }
+        watch.await(Duration.ZERO);
+    }
+
     /** Waits (bounded generously) for a signal on {@code watch}; a grant notice must come. */
     private static void awaitSignal(ReleaseWatch watch) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -147,6 +171,7 @@ class RedisHandoffTest {
                 .isFalse();
         assertThat(admin.zrange(keys.queueKey(name), 0, -1)).containsExactly(waiter.ownerToken());
 
+        settle(waiterSide, watch);
         long scriptsBefore = scriptCalls();
         assertThat(holderSide.release(held.grant().handle())).isTrue();
         assertThat(value(name)).as("the lock's value after the release").startsWith(waiter.ownerToken() + " ");
