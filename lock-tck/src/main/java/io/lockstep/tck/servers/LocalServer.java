@@ -334,8 +334,17 @@ public abstract class LocalServer implements AutoCloseable {
         }
     }
 
-    /** A free TCP port on loopback, chosen by the kernel. */
+    /**
+     * A free TCP port on loopback, reserved for this JVM's life: below the kernel's ephemeral range, so
+     * no outgoing connection and no server started on port 0 takes it while its server is not bound yet,
+     * or is down between a kill and a restart on the same port (see {@link ReservedPorts}).
+     */
     public static int freePort() {
+        return ReservedPorts.reserve();
+    }
+
+    /** A free TCP port on loopback, chosen by the kernel (in its ephemeral range). */
+    static int kernelChosenPort() {
         try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             socket.setReuseAddress(true);
             return socket.getLocalPort();

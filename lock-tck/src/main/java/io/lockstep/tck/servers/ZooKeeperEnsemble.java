@@ -35,6 +35,8 @@ public final class ZooKeeperEnsemble implements AutoCloseable {
         }
         List<String> peers = new ArrayList<>();
         for (int i = 0; i < size; i++) {
+            // Quorum and election ports; only the leader binds its quorum port, so it must be one nothing
+            // else is handed meanwhile (LocalServer.freePort).
             peers.add("127.0.0.1:" + LocalServer.freePort() + ":" + LocalServer.freePort());
         }
         List<ZooKeeperServer> members = new ArrayList<>();

@@ -45,6 +45,15 @@ public final class ZooKeeperServer extends LocalServer {
     /** How often the server removes empty container znodes, in milliseconds. */
     public static final int CONTAINER_CHECK_MS = 250;
 
+    /**
+     * System property: when set (milliseconds), members of an ensemble cap the back-off between
+     * leader-election notifications at this value instead of ZooKeeper's 60 s. ZooKeeper doubles that
+     * back-off from 200 ms while an election does not converge, so on a busy machine an election after a
+     * leader is killed can stall for most of a minute; the build's tests set it to 1000, a user's run
+     * of {@code lockctl compare} does not, so compare measures ZooKeeper's own recovery.
+     */
+    public static final String ELECTION_BACKOFF_PROPERTY = "lockstep.zookeeper.electionBackoffMaxMs";
+
     private static final String INSTALL =
             "add org.apache.zookeeper:zookeeper (test scope) to the module's dependencies; the server runs from the class path";
 
@@ -153,7 +162,7 @@ public final class ZooKeeperServer extends LocalServer {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return List.of(
+        List<String> command = new ArrayList<>(List.of(
                 java,
                 "-Xms32m",
                 "-Xmx256m",
@@ -163,11 +172,13 @@ public final class ZooKeeperServer extends LocalServer {
                 "-Dznode.container.checkIntervalMs=" + CONTAINER_CHECK_MS,
                 "-Dzookeeper.admin.enableServer=false",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-Dlogback.configurationFile=none",
-                "-cp",
-                absoluteClassPath(),
-                MAIN_CLASS,
-                config.toString());
+                "-Dlogback.configurationFile=none"));
+        String electionBackoff = System.getProperty(ELECTION_BACKOFF_PROPERTY, "");
+        if (!peers.isEmpty() && !electionBackoff.isBlank()) {
+            command.add("-Dzookeeper.fastleader.maxNotificationInterval=" + Integer.parseInt(electionBackoff.strip()));
+        }
+        command.addAll(List.of("-cp", absoluteClassPath(), MAIN_CLASS, config.toString()));
+        return command;
     }
 
     /**
