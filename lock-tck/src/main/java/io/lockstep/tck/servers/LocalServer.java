@@ -69,7 +69,7 @@ public abstract class LocalServer implements AutoCloseable {
     protected abstract boolean answers(int port);
 
     /**
-     * Starts the server on a free ephemeral port and waits until it answers.
+     * Starts the server on a port from {@link #freePort()} and waits until it answers.
      *
      * @throws IllegalStateException naming the install command if the executable is not on PATH
      */

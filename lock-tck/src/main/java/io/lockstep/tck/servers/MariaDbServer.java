@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A MariaDB server ({@code mariadbd}) on loopback with an ephemeral port and a fresh data directory made
+ * A MariaDB server ({@code mariadbd}) on loopback with a free port and a fresh data directory made
  * by {@code mariadb-install-db} (Debian package {@code mariadb-server}), its socket and pid file in its
  * own temporary directory; user {@code root} without a password. Never touches a MariaDB or MySQL the
  * machine runs on its usual port. When this JVM runs as root the server drops to the {@code mysql}

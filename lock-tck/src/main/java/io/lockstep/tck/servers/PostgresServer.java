@@ -23,7 +23,7 @@ import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A PostgreSQL server ({@code postgres}) on loopback with an ephemeral port and a fresh data directory
+ * A PostgreSQL server ({@code postgres}) on loopback with a free port and a fresh data directory
  * made by {@code initdb} (trust authentication for the superuser {@code postgres}, no password), its
  * Unix socket in its own temporary directory (Debian package {@code postgresql}; its programs are found
  * on PATH or under {@code /usr/lib/postgresql/<version>/bin}). Never touches a PostgreSQL the machine

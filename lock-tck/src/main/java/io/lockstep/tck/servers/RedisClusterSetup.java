@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A Redis Cluster on loopback: three primaries and three replicas, each a {@link RedisServer} with
- * {@code cluster-enabled yes} on an ephemeral port in its own temporary directory, joined with {@code
+ * {@code cluster-enabled yes} on a free port in its own temporary directory, joined with {@code
  * redis-cli --cluster create --cluster-replicas 1} (Debian package {@code redis-tools}, which {@code
  * redis-server} depends on). {@link #start()} returns once every node reports {@code cluster_state:ok}
  * and knows all six nodes, and the three replicas are in sync. A replica takes over a killed primary

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A Redis Sentinel setup on loopback: one primary, two replicas and three sentinels (quorum 2), each a
- * {@link LocalServer} on an ephemeral port in its own temporary directory, so a test can pause, kill
+ * {@link LocalServer} on a free port in its own temporary directory, so a test can pause, kill
  * and restart any of them. {@link #start()} returns once both replicas are in sync and every sentinel
  * knows both replicas and the two other sentinels, so a failover can happen at once.
  *

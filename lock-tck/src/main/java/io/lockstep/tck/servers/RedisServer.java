@@ -12,7 +12,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@code redis-server} on loopback with an ephemeral port, keeping nothing on disk unless asked
+ * A {@code redis-server} on loopback with a free port, keeping nothing on disk unless asked
  * (Debian package {@code redis-server}).
  *
  * <pre>{@code

@@ -17,8 +17,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A real ZooKeeper server in a child JVM started from this JVM's class path, on loopback with an
- * ephemeral port: one standalone node ({@link #start()}) or a member of a {@link ZooKeeperEnsemble}.
+ * A real ZooKeeper server in a child JVM started from this JVM's class path, on loopback with a
+ * free port: one standalone node ({@link #start()}) or a member of a {@link ZooKeeperEnsemble}.
  * Being a {@link LocalServer}, it can be paused with SIGSTOP, killed with SIGKILL and restarted on the
  * same port with its data (sessions and znodes survive a restart, as on a real server).
  *

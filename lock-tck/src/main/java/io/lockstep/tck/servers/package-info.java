@@ -1,5 +1,5 @@
 /**
- * Real backend servers started on loopback with ephemeral ports, for tests: they can be paused,
+ * Real backend servers started on loopback with free ports, for tests: they can be paused,
  * killed and restarted for fault tests and never collide with a server already running.
  */
 @NullMarked
