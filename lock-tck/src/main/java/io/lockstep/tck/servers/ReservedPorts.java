@@ -1,7 +1,7 @@
 package io.lockstep.tck.servers;
 
+import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.channels.FileChannel;
@@ -67,7 +67,8 @@ final class ReservedPorts {
                 return port;
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("could not reserve a port under " + DIR, e);
+            // No shared directory to reserve in (another user's, read-only): the kernel's choice, as before.
+            return LocalServer.kernelChosenPort();
         }
         throw new IllegalStateException("no free port between " + LOWEST + " and " + below + " after 1000 tries");
     }
@@ -80,12 +81,14 @@ final class ReservedPorts {
         }
     }
 
-    /** The lowest port of the kernel's ephemeral range (Linux's setting; 32768, its default, elsewhere). */
+    /**
+     * The lowest port of the kernel's ephemeral range (Linux's setting; 32768, its default, elsewhere).
+     * Read line by line: {@code Files.readString} sees a procfs file's size as 0 and returns one byte.
+     */
     private static int ephemeralLow() {
-        try {
-            String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
-                    .strip();
-            return Integer.parseInt(range.split("\\s+")[0]);
+        try (BufferedReader reader = Files.newBufferedReader(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
+            String range = reader.readLine();
+            return Integer.parseInt(range.strip().split("\\s+")[0]);
         } catch (IOException | RuntimeException e) {
             return 32_768;
         }
