@@ -30,6 +30,12 @@ public final class RedisServer extends LocalServer {
     private final @Nullable Path tlsCert;
     private final @Nullable Path tlsKey;
     private final @Nullable RedisTls tls;
+    /**
+     * A cluster node's bus port, reserved like its port and kept across restarts; 0 when not a cluster
+     * node. Left to Redis, it would be the port + 10,000, which may lie in the kernel's ephemeral range
+     * and be taken by any outgoing connection while the node is down.
+     */
+    private int clusterBusPort;
 
     private RedisServer(List<String> extraArgs, @Nullable Path tlsCert, @Nullable Path tlsKey) {
         this(extraArgs, tlsCert, tlsKey, null);
@@ -124,6 +130,12 @@ public final class RedisServer extends LocalServer {
             Resp.useTls(port, tls.socketFactory());
         }
         command.addAll(extraArgs);
+        if (extraArgs.contains("--cluster-enabled")) {
+            if (clusterBusPort == 0) {
+                clusterBusPort = freePort();
+            }
+            command.addAll(List.of("--cluster-port", Integer.toString(clusterBusPort)));
+        }
         return command;
     }
 
