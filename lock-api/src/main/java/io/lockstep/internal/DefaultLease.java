@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -23,14 +24,19 @@ import org.slf4j.LoggerFactory;
  * the runtime's shared scheduler, and {@link #lost()} completed exactly once on the callback executor.
  *
  * <p>State moves HELD → LOST or HELD/LOST → RELEASED and never back. Every change of state, and every
- * change of validity, happens under {@link #stateLock}, so an extension that comes back while expiry
- * fires either lands first (and the lease is still valid) or finds the lease lost (and frees what it
- * was just granted); it never leaves the lock extended under a lost lease.
+ * change of validity, happens under the state lock (the monitor of the lease's {@link LossSignal}), so
+ * an extension that comes back while expiry fires either lands first (and the lease is still valid) or
+ * finds the lease lost (and frees what it was just granted); it never leaves the lock extended under a
+ * lost lease.
  *
  * <p>When the lease ends, however it ends, {@link #finish()} disposes of the backend's handle once,
  * after the last backend call on it, and only then tells the provider to forget the lease: at once
  * after a release or a loss the backend reported; one lease time after a loss judged on the local
  * clock (or at the holder's release or the provider's close, if sooner).
+ *
+ * <p>A provider may hold a hundred thousand leases, so a lease keeps only what it needs after the
+ * acquire (the handle and the fencing token, not the grant), reaches the provider's parts through its
+ * {@link RenewalBatcher}, and times itself with two {@link LeaseTimer}s made once, not a task per timing.
  */
 public final class DefaultLease<H> implements Lease {
 
@@ -43,24 +49,26 @@ public final class DefaultLease<H> implements Lease {
         RELEASED
     }
 
-    private final LockBackend<H> backend;
-    private final BackendCalls calls;
+    /** The provider's renewals; the backend, its calls and the runtime are reached through them. */
     private final RenewalBatcher<H> renewals;
-    private final LockRuntime runtime;
-    private final String providerName;
+
     private final String name;
     private final String ownerToken;
-    private final Grant<H> grant;
+    private final H handle;
+    private final long fence;
+    private final boolean fenced;
+    private final @Nullable CompletionStage<LossReason> backendLoss;
     private final LeaseOptions options;
     private final long acquiredAt;
     private final Consumer<DefaultLease<H>> onEnd;
+    /**
+     * The {@link #lost()} signal. Its monitor is the state lock: it guards changes of {@link #state},
+     * {@link #deadline} and {@link #unbounded} (and {@link #ended}), and is never held over a call.
+     */
     private final LossSignal loss;
-    private final LeaseTimers timers;
-    /** Completed once the handle is disposed of and the provider has forgotten the lease. */
-    private final CompletableFuture<Void> ended = new CompletableFuture<>();
 
-    /** Guards changes of {@link #state}, {@link #deadline} and {@link #unbounded}; never held over a call. */
-    private final Object stateLock = new Object();
+    private final LeaseTimer expiry = new ExpiryCheck();
+    private final LeaseTimer renewal = new RenewalDue();
     /** Serializes backend calls for this lease (renewal, extend, release, dispose); never held by the timers. */
     private final ReentrantLock io = new ReentrantLock();
 
@@ -70,32 +78,30 @@ public final class DefaultLease<H> implements Lease {
     private volatile boolean lastRenewalFailed;
     private volatile boolean renewalCapped;
     private boolean disposed; // guarded by io
+    /** Made when first asked for (few leases are), completed once disposed of; guarded by the state lock. */
+    private @Nullable CompletableFuture<Void> ended;
+
+    private boolean finished; // guarded by the state lock
 
     private DefaultLease(
-            LockBackend<H> backend,
-            BackendCalls calls,
             RenewalBatcher<H> renewals,
-            LockRuntime runtime,
             String name,
             String ownerToken,
             Grant<H> grant,
             LeaseOptions options,
             long sentAt,
             Consumer<DefaultLease<H>> onEnd) {
-        this.backend = backend;
-        this.onEnd = onEnd;
-        this.calls = calls;
         this.renewals = renewals;
-        this.runtime = runtime;
-        this.providerName = backend.info().name();
+        this.onEnd = onEnd;
         this.name = name;
         this.ownerToken = ownerToken;
-        this.grant = grant;
+        this.handle = grant.handle();
+        this.fenced = grant.fencingToken().isPresent();
+        this.fence = fenced ? grant.fencingToken().getAsLong() : 0;
+        this.backendLoss = grant.backendLoss();
         this.options = options;
         this.acquiredAt = sentAt;
-        this.loss = new LossSignal(runtime.callbackExecutor());
-        this.timers = new LeaseTimers(
-                runtime, renewals.lane(), renewals.expiries(), name, () -> state == State.HELD, this::cannotRenew);
+        this.loss = new LossSignal(renewals.runtime().callbackExecutor());
         setValidity(sentAt, grant.validity());
     }
 
@@ -104,28 +110,26 @@ public final class DefaultLease<H> implements Lease {
      * provider's live set), then call {@link #start()}, so that a lease that ends at once is forgotten
      * after it was registered, never before.
      *
-     * @param renewals the provider's renewals (and its lane on the renewal executor)
+     * @param renewals the provider's renewals (and its backend, calls, runtime, and lane on the renewal
+     *     executor)
      * @param sentAt the monotonic time just before the acquire request was sent
      * @param onEnd called once when the lease has ended and its handle was disposed of
      */
     public static <H> DefaultLease<H> create(
-            LockBackend<H> backend,
-            BackendCalls calls,
             RenewalBatcher<H> renewals,
-            LockRuntime runtime,
             String name,
             String ownerToken,
             Grant<H> grant,
             LeaseOptions options,
             long sentAt,
             Consumer<DefaultLease<H>> onEnd) {
-        return new DefaultLease<>(backend, calls, renewals, runtime, name, ownerToken, grant, options, sentAt, onEnd);
+        return new DefaultLease<>(renewals, name, ownerToken, grant, options, sentAt, onEnd);
     }
 
     /** Starts the expiry check, the renewal if asked for, and listening to the backend's loss signal. */
     public void start() {
-        if (grant.backendLoss() != null) {
-            grant.backendLoss().thenAccept(this::markLost);
+        if (backendLoss != null) {
+            backendLoss.thenAccept(this::markLost);
         }
         scheduleExpiry();
         if (options.autoRenew() && !unbounded) {
@@ -145,7 +149,7 @@ public final class DefaultLease<H> implements Lease {
 
     @Override
     public OptionalLong fencingToken() {
-        return grant.fencingToken();
+        return fenced ? OptionalLong.of(fence) : OptionalLong.empty();
     }
 
     @Override
@@ -180,7 +184,7 @@ public final class DefaultLease<H> implements Lease {
                 return false;
             }
             long sentAt = now();
-            return applyExtension(sentAt, calls.call(() -> backend.extend(grant.handle(), leaseTime)));
+            return applyExtension(sentAt, renewals.calls().call(() -> backend().extend(handle, leaseTime)));
         } finally {
             io.unlock();
         }
@@ -190,18 +194,18 @@ public final class DefaultLease<H> implements Lease {
     public boolean release() {
         io.lock();
         try {
-            synchronized (stateLock) {
+            synchronized (loss) {
                 if (state == State.RELEASED) {
                     throw new IllegalStateException("lease on lock '" + name + "' was already released");
                 }
                 state = State.RELEASED;
             }
-            timers.cancel();
+            cancelTimers();
             try {
                 // A lost lease whose handle is already disposed of has nothing left to free.
-                return !disposed && calls.call(() -> backend.release(grant.handle()));
+                return !disposed && renewals.calls().call(() -> backend().release(handle));
             } finally {
-                runtime.metrics().released(providerName, Duration.ofNanos(now() - acquiredAt));
+                runtime().metrics().released(renewals.providerName(), Duration.ofNanos(now() - acquiredAt));
                 loss.fire(LossReason.RELEASED);
                 finish();
             }
@@ -228,7 +232,7 @@ public final class DefaultLease<H> implements Lease {
 
     @Override
     public String toString() {
-        return "Lease[" + name + ", " + state + ", fence=" + grant.fencingToken() + "]";
+        return "Lease[" + name + ", " + state + ", fence=" + fencingToken() + "]";
     }
 
     /**
@@ -238,39 +242,45 @@ public final class DefaultLease<H> implements Lease {
      * @return completes when the lease has ended on this side (released or not, handle disposed of)
      */
     public CompletableFuture<Void> endForClose() {
-        synchronized (stateLock) {
+        synchronized (loss) {
             if (state == State.RELEASED) {
-                return ended; // a caller's release() is finishing it
+                return ended(); // a caller's release() is finishing it
             }
             state = State.RELEASED;
         }
-        timers.cancel();
+        cancelTimers();
         loss.fire(LossReason.RELEASED);
-        timers.inBackground(() -> {
+        CompletableFuture<Void> end = ended();
+        LeaseTimer.inBackground(renewals.lane(), name, () -> {
             io.lock();
             try {
                 if (!disposed) {
                     try {
-                        backend.release(grant.handle());
+                        backend().release(handle);
                     } catch (RuntimeException e) {
                         log.warn(
                                 "Could not release lock '{}' while closing; it ends by its lease time: {}",
                                 name,
                                 e.toString());
                     }
-                    runtime.metrics().released(providerName, Duration.ofNanos(now() - acquiredAt));
+                    runtime().metrics().released(renewals.providerName(), Duration.ofNanos(now() - acquiredAt));
                 }
                 finish();
             } finally {
                 io.unlock();
             }
         });
-        return ended;
+        return end;
     }
 
     /** Completes when the lease has ended and its handle was disposed of. */
     public CompletableFuture<Void> ended() {
-        return ended;
+        synchronized (loss) {
+            if (ended == null) {
+                ended = finished ? CompletableFuture.completedFuture(null) : new CompletableFuture<>();
+            }
+            return ended;
+        }
     }
 
     /** Applies an extension's outcome; called with {@link #io} held. */
@@ -280,7 +290,7 @@ public final class DefaultLease<H> implements Lease {
             return false;
         }
         boolean applied;
-        synchronized (stateLock) {
+        synchronized (loss) {
             applied = state == State.HELD;
             if (applied) {
                 setValidity(sentAt, validity.get());
@@ -289,7 +299,7 @@ public final class DefaultLease<H> implements Lease {
         if (!applied) {
             // Lost (or closed) while the request was in flight: never revive; free what was just granted.
             try {
-                backend.release(grant.handle());
+                backend().release(handle);
             } catch (RuntimeException e) {
                 log.debug("Freeing lock '{}' after a late extension failed; it ends by its lease time", name, e);
             }
@@ -338,7 +348,7 @@ public final class DefaultLease<H> implements Lease {
 
     /** The handle renewals extend. */
     H handle() {
-        return grant.handle();
+        return handle;
     }
 
     /** The monotonic time validity ends at; a renewal is not retried past it. */
@@ -351,7 +361,7 @@ public final class DefaultLease<H> implements Lease {
         try {
             if (applyExtension(sentAt, validity)) {
                 lastRenewalFailed = false;
-                runtime.metrics().renewed(providerName);
+                runtime().metrics().renewed(renewals.providerName());
                 if (!renewalCapped) {
                     scheduleRenewal(renewalDelayAfter(sentAt));
                 }
@@ -365,12 +375,12 @@ public final class DefaultLease<H> implements Lease {
     void renewalFailed(RuntimeException e) {
         try {
             lastRenewalFailed = true;
-            runtime.metrics().renewalFailed(providerName);
+            runtime().metrics().renewalFailed(renewals.providerName());
             long left = deadline - now();
             log.warn(
                     "Renewing lock '{}' on {} failed; {} ms of validity left: {}",
                     name,
-                    backend.describe(),
+                    backend().describe(),
                     TimeUnit.NANOSECONDS.toMillis(left),
                     e.toString());
             if (left > 0) {
@@ -394,7 +404,7 @@ public final class DefaultLease<H> implements Lease {
         if (left <= 0) {
             markExpired(); // an extension that landed meanwhile wins, and has scheduled the next check
         } else {
-            timers.expiryIn(left, this::checkExpiry);
+            expiry.in(left);
         }
     }
 
@@ -409,7 +419,7 @@ public final class DefaultLease<H> implements Lease {
     /** Marks the lease lost if its deadline has passed, judged under the state lock. */
     private void markExpired() {
         LossReason reason;
-        synchronized (stateLock) {
+        synchronized (loss) {
             if (state != State.HELD || unbounded || deadline - now() > 0) {
                 return;
             }
@@ -423,7 +433,7 @@ public final class DefaultLease<H> implements Lease {
         if (reason == LossReason.RELEASED) {
             return;
         }
-        synchronized (stateLock) {
+        synchronized (loss) {
             if (state != State.HELD) {
                 return;
             }
@@ -433,9 +443,9 @@ public final class DefaultLease<H> implements Lease {
     }
 
     private void afterLoss(LossReason reason) {
-        timers.cancel();
-        runtime.metrics().lost(providerName, reason);
-        log.warn("Lost lock '{}' on {}: {}", name, backend.describe(), reason);
+        cancelTimers();
+        runtime().metrics().lost(renewals.providerName(), reason);
+        log.warn("Lost lock '{}' on {}: {}", name, backend().describe(), reason);
         loss.fire(reason);
         // The disposal waits for a renewal in flight (it holds io), so it never runs on the scheduler.
         Runnable disposal = () -> {
@@ -452,9 +462,10 @@ public final class DefaultLease<H> implements Lease {
             // Judged on the local clock: the backend may still hold the lock for us a little longer, so
             // the handle stays usable for one lease time, for a holder that releases the lease it let
             // run out (its compare-and-delete frees the lock early). Then it is disposed of regardless.
-            timers.inBackgroundAfter(options.leaseTime().toNanos(), disposal);
+            LeaseTimer.inBackgroundAfter(
+                    runtime().scheduler(), renewals.lane(), options.leaseTime().toNanos(), name, disposal);
         } else {
-            timers.inBackground(disposal); // the backend took it away: nothing left to release
+            LeaseTimer.inBackground(renewals.lane(), name, disposal); // the backend took it away: nothing to release
         }
     }
 
@@ -465,18 +476,25 @@ public final class DefaultLease<H> implements Lease {
         }
         disposed = true;
         try {
-            backend.dispose(grant.handle());
+            backend().dispose(handle);
         } catch (RuntimeException e) {
-            log.warn("Disposing of lock '{}' on {} failed: {}", name, backend.describe(), e.toString());
+            log.warn("Disposing of lock '{}' on {} failed: {}", name, backend().describe(), e.toString());
         }
         try {
             onEnd.accept(this);
         } finally {
-            ended.complete(null);
+            CompletableFuture<Void> waiting;
+            synchronized (loss) {
+                finished = true;
+                waiting = ended;
+            }
+            if (waiting != null) {
+                waiting.complete(null);
+            }
         }
     }
 
-    /** Called in the constructor or with {@link #stateLock} held. */
+    /** Called in the constructor or with the state lock held. */
     private void setValidity(long sentAt, Duration validity) {
         if (validity.compareTo(Grant.UNBOUNDED) >= 0 || validity.getSeconds() > Long.MAX_VALUE / 2_000_000_000L) {
             unbounded = true;
@@ -488,16 +506,30 @@ public final class DefaultLease<H> implements Lease {
 
     private void scheduleExpiry() {
         if (!unbounded) {
-            timers.expiryIn(deadline - now(), this::checkExpiry);
+            expiry.in(deadline - now());
         }
     }
 
     private void scheduleRenewal(long delayNanos) {
-        timers.renewalIn(delayNanos, () -> renewals.due(this, options.leaseTime()));
+        renewal.in(delayNanos);
+    }
+
+    /** Cancels both timers; a task already running checks the lease's state itself. */
+    private void cancelTimers() {
+        renewal.cancel();
+        expiry.cancel();
+    }
+
+    private LockBackend<H> backend() {
+        return renewals.backend();
+    }
+
+    private LockRuntime runtime() {
+        return renewals.runtime();
     }
 
     private long now() {
-        return runtime.clock().nanoTime();
+        return runtime().clock().nanoTime();
     }
 
     /**
@@ -514,5 +546,49 @@ public final class DefaultLease<H> implements Lease {
 
     private static long renewalPeriodNanos(Duration leaseTime) {
         return Math.max(1, leaseTime.toNanos() / 3);
+    }
+
+    /** A timer of this lease: it lives while the lease is held, on this provider's wheel and scheduler. */
+    private abstract class Timer extends LeaseTimer {
+        @Override
+        boolean active() {
+            return state == State.HELD;
+        }
+
+        @Override
+        void cannotRun() {
+            cannotRenew();
+        }
+
+        @Override
+        String lockName() {
+            return name;
+        }
+
+        @Override
+        ExpiryWheel wheel() {
+            return renewals.expiries();
+        }
+
+        @Override
+        ScheduledExecutorService scheduler() {
+            return runtime().scheduler();
+        }
+    }
+
+    /** The expiry check, on the scheduler. */
+    private final class ExpiryCheck extends Timer {
+        @Override
+        void fire() {
+            checkExpiry();
+        }
+    }
+
+    /** The renewal's timer: hands the lease to the batcher, on the scheduler; never blocks. */
+    private final class RenewalDue extends Timer {
+        @Override
+        void fire() {
+            renewals.due(DefaultLease.this, options.leaseTime());
+        }
     }
 }

@@ -37,18 +37,17 @@ final class ExpiryWheel {
         this.runtime = runtime;
     }
 
-    /** What {@link #add} registered, to {@link #remove} it. */
-    record Entry(Tick tick, Runnable check) {}
-
     /**
      * Runs {@code check} (which must not block) on the scheduler at most two ticks before {@code
-     * delayNanos} from now (which must be at least {@link #MIN_DELAY_NANOS}); null if its tick had
-     * already run, in which case the caller times the check itself.
+     * delayNanos} from now (which must be at least {@link #MIN_DELAY_NANOS}); returns the tick it
+     * joined, to {@link #remove} it from, or null if its tick had already run, in which case the caller
+     * times the check itself. A check that is in the tick's set already stays in it once: adding it
+     * twice to one tick runs it once, and one {@link #remove} takes it out.
      *
      * @throws RejectedExecutionException if the scheduler is shut down
      */
     @Nullable
-    Entry add(long delayNanos, Runnable check) {
+    Tick add(long delayNanos, Runnable check) {
         long now = runtime.clock().nanoTime();
         long index = Math.floorDiv(now + delayNanos, TICK_NANOS) - 1;
         Tick tick = ticks.get(index);
@@ -72,12 +71,12 @@ final class ExpiryWheel {
         if (tick.fired && tick.checks.remove(check)) {
             return null; // the tick ran before the check joined it
         }
-        return new Entry(tick, check);
+        return tick;
     }
 
-    /** Forgets {@code entry}'s check if its tick has not run it yet. */
-    static void remove(Entry entry) {
-        entry.tick.checks.remove(entry.check);
+    /** Forgets {@code check} in {@code tick} if the tick has not run it yet. */
+    static void remove(Tick tick, Runnable check) {
+        tick.checks.remove(check);
     }
 
     /** The checks due in one tick and the one scheduler task that runs them. */

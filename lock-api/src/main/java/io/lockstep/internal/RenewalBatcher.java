@@ -28,6 +28,7 @@ public final class RenewalBatcher<H> {
     private static final Logger log = LoggerFactory.getLogger(RenewalBatcher.class);
 
     private final LockBackend<H> backend;
+    private final String providerName;
     private final BackendCalls calls;
     private final LockRuntime runtime;
     private final Executor lane;
@@ -41,11 +42,32 @@ public final class RenewalBatcher<H> {
     /** Renewals on {@code backend}, run on {@code lane}. */
     public RenewalBatcher(LockBackend<H> backend, BackendCalls calls, LockRuntime runtime, Executor lane) {
         this.backend = backend;
+        this.providerName = backend.info().name();
         this.calls = calls;
         this.runtime = runtime;
         this.lane = lane;
         this.maxBatch = Math.max(1, backend.maxRenewalBatch());
         this.expiries = new ExpiryWheel(runtime);
+    }
+
+    /** The backend; its leases reach it, and the rest of the provider's parts, through here. */
+    LockBackend<H> backend() {
+        return backend;
+    }
+
+    /** The backend's name, for metrics. */
+    String providerName() {
+        return providerName;
+    }
+
+    /** How the provider calls its backend (retries). */
+    BackendCalls calls() {
+        return calls;
+    }
+
+    /** The provider's runtime. */
+    LockRuntime runtime() {
+        return runtime;
     }
 
     /** The provider's coarse timers for its leases' far-off expiry checks. */

@@ -33,6 +33,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,6 +70,8 @@ public final class BackendLockProvider<H> implements LockProvider {
     private final RenewalBatcher<H> renewals;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<DefaultLease<H>> live = ConcurrentHashMap.newKeySet();
+    /** What each lease calls when it ends: one object for all of them, not one per lease. */
+    private final Consumer<DefaultLease<H>> forget = live::remove;
     /** This provider's waiters, queued per lock name (see {@link #acquireInLocalQueue}). */
     private final ConcurrentHashMap<String, LocalQueue> waiters = new ConcurrentHashMap<>();
 
@@ -402,17 +405,8 @@ public final class BackendLockProvider<H> implements LockProvider {
     }
 
     private DefaultLease<H> startLease(AttemptContext context, Grant<H> grant, LeaseOptions options, long sentAt) {
-        DefaultLease<H> lease = DefaultLease.create(
-                backend,
-                calls,
-                renewals,
-                runtime,
-                context.name(),
-                context.ownerToken(),
-                grant,
-                options,
-                sentAt,
-                live::remove);
+        DefaultLease<H> lease =
+                DefaultLease.create(renewals, context.name(), context.ownerToken(), grant, options, sentAt, forget);
         // Registered before its timers start, so a lease that has already expired is forgotten after it
         // was added, never before.
         live.add(lease);

@@ -118,10 +118,7 @@ public class DefaultLeaseLincheckTest {
             Grant<String> grant = backend.tryLock("a", "owner", LEASE).grant();
             BackendCalls calls = new BackendCalls("lincheck", runtime);
             DefaultLease<String> created = DefaultLease.create(
-                    backend,
-                    calls,
                     new RenewalBatcher<>(backend, calls, runtime, runtime.renewalExecutor()),
-                    runtime,
                     "a",
                     "owner",
                     grant,
