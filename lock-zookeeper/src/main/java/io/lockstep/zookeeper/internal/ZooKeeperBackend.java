@@ -281,7 +281,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
      * is the lease time its data names less the time since the server last wrote it ({@code mtime}, the
      * server's wall clock, read against this machine's: an estimate that is only as good as the two
      * clocks agree). The node's name holds the owner token and is never part of the answer. A free lock
-     * has no last fence on ZooKeeper.
+     * has no last fence on ZooKeeper. The connected server is first brought up to date with the leader
+     * ({@link #syncWithLeader}), so the answer includes every acquire and release that ended before the
+     * call, whichever client made it.
      */
     @Override
     public Optional<io.lockstep.LockState> inspect(String name) {
@@ -289,6 +291,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         requireConnected(what);
         String parent = parentPath(name);
         try {
+            syncWithLeader(parent);
             for (String node : children(parent)) {
                 Stat stat = new Stat();
                 byte[] data;
@@ -1040,6 +1043,25 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /**
+     * ZooKeeper's {@code sync} on {@code path}: the connected server catches up with the leader before
+     * this returns. A server answers reads from what it has applied, and a follower may not yet have
+     * applied another client's create or delete that the leader already confirmed: a read without this
+     * could show a lock just taken by another process as free, or one just released as held. Bounded like
+     * the acquire's calls.
+     */
+    private void syncWithLeader(String path) throws Exception {
+        CompletableFuture<KeeperException.Code> synced = new CompletableFuture<>();
+        client.getZookeeperClient()
+                .getZooKeeper()
+                .sync(namespacePrefix() + path, (rc, p, ctx) -> synced.complete(KeeperException.Code.get(rc)), null);
+        KeeperException.Code code = reply(
+                synced, sessionTimeoutMillis() + client.getZookeeperClient().getConnectionTimeoutMs());
+        if (code != KeeperException.Code.OK && code != KeeperException.Code.NONODE) {
+            throw KeeperException.create(code, path);
+        }
+    }
 
     private List<String> children(String parent) throws Exception {
         try {
