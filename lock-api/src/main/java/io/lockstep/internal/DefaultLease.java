@@ -67,8 +67,8 @@ public final class DefaultLease<H> implements Lease {
      */
     private final LossSignal loss;
 
-    private final LeaseTimer expiry = new ExpiryCheck();
-    private final LeaseTimer renewal = new RenewalDue();
+    private final LeaseTimer expiry = new ExpiryCheck<>(this);
+    private final LeaseTimer renewal = new RenewalDue<>(this);
     /** Serializes backend calls for this lease (renewal, extend, release, dispose); never held by the timers. */
     private final ReentrantLock io = new ReentrantLock();
 
@@ -548,47 +548,64 @@ public final class DefaultLease<H> implements Lease {
         return Math.max(1, leaseTime.toNanos() / 3);
     }
 
-    /** A timer of this lease: it lives while the lease is held, on this provider's wheel and scheduler. */
-    private abstract class Timer extends LeaseTimer {
+    /**
+     * A timer of one lease: it lives while the lease is held, on its provider's wheel and scheduler.
+     * Static, with the lease in a field of its own: an inner class and its subclass would each keep one.
+     */
+    private abstract static class Timer<H> extends LeaseTimer {
+        final DefaultLease<H> lease;
+
+        Timer(DefaultLease<H> lease) {
+            this.lease = lease;
+        }
+
         @Override
         boolean active() {
-            return state == State.HELD;
+            return lease.state == State.HELD;
         }
 
         @Override
         void cannotRun() {
-            cannotRenew();
+            lease.cannotRenew();
         }
 
         @Override
         String lockName() {
-            return name;
+            return lease.name;
         }
 
         @Override
         ExpiryWheel wheel() {
-            return renewals.expiries();
+            return lease.renewals.expiries();
         }
 
         @Override
         ScheduledExecutorService scheduler() {
-            return runtime().scheduler();
+            return lease.runtime().scheduler();
         }
     }
 
     /** The expiry check, on the scheduler. */
-    private final class ExpiryCheck extends Timer {
+    private static final class ExpiryCheck<H> extends Timer<H> {
+        ExpiryCheck(DefaultLease<H> lease) {
+            super(lease);
+        }
+
         @Override
         void fire() {
-            checkExpiry();
+            lease.checkExpiry();
         }
     }
 
     /** The renewal's timer: hands the lease to the batcher, on the scheduler; never blocks. */
-    private final class RenewalDue extends Timer {
+    private static final class RenewalDue<H> extends Timer<H> {
+        RenewalDue(DefaultLease<H> lease) {
+            super(lease);
+        }
+
         @Override
         void fire() {
-            renewals.due(DefaultLease.this, options.leaseTime());
+            lease.renewals.due(lease, lease.options.leaseTime());
         }
     }
 }
