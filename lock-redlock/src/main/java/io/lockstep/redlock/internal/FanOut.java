@@ -6,6 +6,7 @@ import java.net.SocketTimeoutException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -31,8 +32,10 @@ import redis.clients.jedis.exceptions.JedisDataException;
  *
  * <p>Every call on a node first takes one of the node's in-flight slots ({@link Node#takeSlot}), in
  * node order so that callers never wait on one another in a cycle: a healthy node's slot is waited
- * for, up to {@link #SLOT_WAIT_MILLIS}, in line; a node that failed lately is not waited for. Only
- * then does the fan-out's clock start, so time spent in line never makes a request late.
+ * for, up to {@link #SLOT_WAIT_MILLIS}, in line, holding the earlier nodes' slots only for the first
+ * {@link #HOLDING_WAIT_MILLIS} of it, so a slow node's line never holds up calls to the others; a node
+ * that failed lately is not waited for. Only then does the fan-out's clock start, so time spent in
+ * line never makes a request late.
  */
 final class FanOut implements AutoCloseable {
 
@@ -42,6 +45,11 @@ final class FanOut implements AutoCloseable {
     static final long LATE_SLACK_MILLIS = 10;
     /** How long a call waits in line for a slot of a healthy node before counting it as locally overloaded. */
     static final long SLOT_WAIT_MILLIS = 1_000;
+    /**
+     * How long a call waits for a busy node's slot while it holds other nodes' slots: a healthy node's
+     * call comes back sooner. Longer, and the node may be slow: the call waits for it holding nothing.
+     */
+    static final long HOLDING_WAIT_MILLIS = 50;
     /** How long a background read of a reply nobody waits for may take before the connection is dropped. */
     private static final int DRAIN_TIMEOUT_MILLIS = 5_000;
 
@@ -320,30 +328,105 @@ final class FanOut implements AutoCloseable {
         executor.shutdown();
     }
 
-    /** Takes a slot on each target, in node order; a target without one gets its reply here. */
+    /**
+     * Takes a slot on each target; a target without one gets its reply here. Slots are taken in node
+     * order, and a busy node is waited for while holding the earlier nodes' slots for at most {@link
+     * #HOLDING_WAIT_MILLIS}: long enough for a healthy node's call to come back, and in node order, so
+     * callers never wait on one another in a cycle. A node still busy after that may be slow: the caller
+     * gives back every slot it holds and waits for that node alone, then takes the others again. So a
+     * caller in line for a slow node never keeps the healthy nodes' slots from other callers (whose calls
+     * to those nodes would fail OVERLOADED). Each healthy node is waited for up to {@link
+     * #SLOT_WAIT_MILLIS} in all (a node still busy then is OVERLOADED); a node that failed lately is
+     * never waited for.
+     */
     private <T> List<Node> takeSlots(List<Node> targets, Collector<T> replies) {
-        List<Node> holding = new ArrayList<>(targets.size());
+        List<Node> wanted = new ArrayList<>(targets.size());
         for (Node node : nodes) {
-            if (!targets.contains(node)) {
-                replies.put(node.index(), Reply.failed(Status.NOT_ASKED, "not asked"));
-            } else if (node.takeSlot(node.isSuspect() ? 0 : TimeUnit.MILLISECONDS.toNanos(SLOT_WAIT_MILLIS))) {
-                holding.add(node);
-            } else if (node.isSuspect()) {
-                replies.put(
-                        node.index(),
-                        Reply.failed(
-                                Status.NOT_SENT,
-                                "not answering: " + node.maxInFlight() + " calls to it have not come back"));
+            if (targets.contains(node)) {
+                wanted.add(node);
             } else {
-                replies.put(
-                        node.index(),
-                        Reply.failed(
-                                Status.OVERLOADED,
-                                "this client's " + node.maxInFlight() + " connection slots for it stayed busy for "
-                                        + SLOT_WAIT_MILLIS + " ms (see maxInFlight)"));
+                replies.put(node.index(), Reply.failed(Status.NOT_ASKED, "not asked"));
             }
         }
-        return holding;
+        Line line = new Line(nodes.size());
+        @Nullable Node waitedFor = null; // its slot was taken by waiting alone, and is held into the next pass
+        pass:
+        while (true) {
+            List<Node> holding = new ArrayList<>(wanted.size());
+            for (Iterator<Node> it = wanted.iterator(); it.hasNext(); ) {
+                Node node = it.next();
+                if (node == waitedFor
+                        || node.takeSlot(0)
+                        || (!node.isSuspect() && line.take(node, TimeUnit.MILLISECONDS.toNanos(HOLDING_WAIT_MILLIS)))) {
+                    holding.add(node);
+                    continue;
+                }
+                if (node.isSuspect() || line.over(node)) {
+                    it.remove();
+                    replies.put(node.index(), noSlot(node));
+                    continue;
+                }
+                for (Node held : holding) {
+                    held.releaseSlot();
+                }
+                if (line.take(node, Long.MAX_VALUE)) {
+                    waitedFor = node;
+                } else {
+                    waitedFor = null;
+                    it.remove();
+                    replies.put(node.index(), noSlot(node));
+                }
+                continue pass;
+            }
+            return holding;
+        }
+    }
+
+    /**
+     * The time one call has waited in line for each node's slot: up to {@link #SLOT_WAIT_MILLIS} per
+     * node, counted only while waiting for that node (a wait for another node uses none of it).
+     */
+    private static final class Line {
+        private final long[] waited;
+
+        Line(int nodes) {
+            waited = new long[nodes];
+        }
+
+        /** Takes a slot of {@code node}, waiting up to {@code maxNanos} and the node's time left in line. */
+        boolean take(Node node, long maxNanos) {
+            long wait = Math.min(maxNanos, leftNanos(node));
+            if (wait <= 0) {
+                return false;
+            }
+            long start = System.nanoTime();
+            try {
+                return node.takeSlot(wait);
+            } finally {
+                waited[node.index()] += System.nanoTime() - start;
+            }
+        }
+
+        /** Whether the call has waited for {@code node} as long as it may. */
+        boolean over(Node node) {
+            return leftNanos(node) <= 0;
+        }
+
+        private long leftNanos(Node node) {
+            return TimeUnit.MILLISECONDS.toNanos(SLOT_WAIT_MILLIS) - waited[node.index()];
+        }
+    }
+
+    /** The reply of a target this call got no slot of. */
+    private static <T> Reply<T> noSlot(Node node) {
+        if (node.isSuspect()) {
+            return Reply.failed(
+                    Status.NOT_SENT, "not answering: " + node.maxInFlight() + " calls to it have not come back");
+        }
+        return Reply.failed(
+                Status.OVERLOADED,
+                "this client's " + node.maxInFlight() + " connection slots for it stayed busy for " + SLOT_WAIT_MILLIS
+                        + " ms (see maxInFlight)");
     }
 
     /** Borrows a connection of a node whose slot is held, and writes the request; null if it failed. */

@@ -172,13 +172,14 @@ final class Node {
     /**
      * Takes one of the node's in-flight slots, waiting up to {@code waitNanos} in line for one. Every
      * call on the node holds a slot from before it borrows a connection until it gives it back, so the
-     * pool always has a connection for a slot holder.
+     * pool always has a connection for a slot holder. Fair, even with no wait: a free slot is not taken
+     * past callers already in line for one.
      *
      * @return false if none came free in time
      */
     boolean takeSlot(long waitNanos) {
         try {
-            return waitNanos <= 0 ? slots.tryAcquire() : slots.tryAcquire(waitNanos, TimeUnit.NANOSECONDS);
+            return slots.tryAcquire(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
