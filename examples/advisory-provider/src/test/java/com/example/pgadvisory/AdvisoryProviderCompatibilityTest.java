@@ -50,8 +50,10 @@ class AdvisoryProviderCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected LockProvider newProvider() {
-        // Through the proxy, so the kit can partition, delay and lose replies.
-        return Locks.open("pgadvisory://" + proxy.host() + ":" + proxy.port() + "/postgres?callTimeout=1s&sslmode=disable");
+        // Through the proxy, so the kit can partition, delay and lose replies. Calls get 3 s: this provider
+        // opens a connection per lease, and on a machine whose cores are taken a new PostgreSQL backend
+        // plus its first statement took longer than 1 s ("Read timed out" with nothing faulted).
+        return Locks.open("pgadvisory://" + proxy.host() + ":" + proxy.port() + "/postgres?callTimeout=3s&sslmode=disable");
     }
 
     @Override
@@ -61,7 +63,7 @@ class AdvisoryProviderCompatibilityTest extends LockProviderCompatibilityKit {
 
     @Override
     protected Optional<String> childJvmUri() {
-        return Optional.of("pgadvisory://" + postgres.host() + ":" + postgres.port() + "/postgres?callTimeout=1s&sslmode=disable");
+        return Optional.of("pgadvisory://" + postgres.host() + ":" + postgres.port() + "/postgres?callTimeout=3s&sslmode=disable");
     }
 
     @Override
