@@ -60,9 +60,11 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
      * What names a grant on Redis: the lock's name, the owner token and the holder. The value stored in
      * the lock's key, {@code <owner token> <host> <pid>[ <label>]} ({@link #value()}), which every script
      * compares whole, and the key itself are rebuilt for each call rather than kept: with many locks held,
-     * two strings fewer per lock (about 170 bytes; the owner token is the lease's own string).
+     * two strings fewer per lock (about 170 bytes; the owner token is the lease's own string). Under
+     * Sentinel it also keeps the grant's failover signal, which the topology holds only weakly.
      */
-    public record Handle(String name, String ownerToken, Holder holder) {
+    public record Handle(
+            String name, String ownerToken, Holder holder, @Nullable CompletionStage<LossReason> failover) {
 
         /** The value stored in the lock's key. */
         public String value() {
@@ -178,9 +180,9 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     }
 
     /** A grant's handle, with the shared holder when the attempt's is this process without a label. */
-    private static Handle handle(String name, AttemptContext attempt) {
+    private static Handle handle(String name, AttemptContext attempt, @Nullable CompletionStage<LossReason> failover) {
         Holder holder = attempt.holder().equals(UNLABELLED) ? UNLABELLED : attempt.holder();
-        return new Handle(name, attempt.ownerToken(), holder);
+        return new Handle(name, attempt.ownerToken(), holder, failover);
     }
 
     @Override
@@ -207,7 +209,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                 Duration left = validity.minusNanos(clock.nanoTime() - noticed.validFrom());
                 waiter.granted();
                 return Attempt.granted(new Grant<>(
-                        handle(name, attempt),
+                        handle(name, attempt, noticed.failover()),
                         OptionalLong.of(noticed.fence()),
                         left.isNegative() ? Duration.ZERO : left,
                         noticed.failover()));
@@ -237,7 +239,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         long granted = (Long) reply.get(0);
         long value = (Long) reply.get(1);
         if (granted == 1) {
-            Handle handle = handle(name, attempt);
+            Handle handle = handle(name, attempt, failover);
             if (ack.enabled() && acknowledged.acknowledgedBy() < ack.replicas()) {
                 // Fail closed: what only the primary has may vanish in a failover. Take it back now; if that
                 // fails too, the caller's abandon() tries again and the TTL ends it at the latest.

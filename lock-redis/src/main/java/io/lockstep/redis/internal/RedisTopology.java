@@ -18,7 +18,8 @@ public interface RedisTopology extends AutoCloseable {
     /**
      * Completes (with {@link LossReason#NOT_HELD}) when the primary serving writes at the time of this
      * call is replaced by a failover; null if this topology has no such signal. Take it <em>before</em>
-     * sending a write, so a failover that races the write is never missed.
+     * sending a write, so a failover that races the write is never missed. Each call returns a signal of
+     * its own, which the topology may hold only weakly: keep it for as long as the grant it guards lives.
      */
     @Nullable
     CompletionStage<LossReason> primaryLoss();

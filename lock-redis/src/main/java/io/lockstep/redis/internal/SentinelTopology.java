@@ -3,7 +3,6 @@ package io.lockstep.redis.internal;
 import io.lockstep.LossReason;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -20,7 +19,8 @@ import redis.clients.jedis.UnifiedJedis;
  * A primary that Redis Sentinel watches. Commands go through Jedis' {@link JedisSentineled}, which
  * follows failovers itself; this class adds the failover signal: one thread per provider subscribes to
  * {@code +switch-master} on one sentinel at a time (the next one when it drops), and when the primary
- * changes completes the loss signal that the grants of the old primary's time hold. A switch missed
+ * changes completes the loss signals that the grants of the old primary's time hold (one each, see
+ * {@link FailoverEpoch}: a shared one would keep a listener per lease ever granted). A switch missed
  * while no sentinel was reachable is caught on re-subscription by comparing the primary's address.
  */
 public final class SentinelTopology implements RedisTopology {
@@ -31,8 +31,7 @@ public final class SentinelTopology implements RedisTopology {
     private final String masterName;
     private final List<HostAndPort> sentinels;
     private final JedisClientConfig sentinelConfig;
-    private final AtomicReference<CompletableFuture<LossReason>> epoch =
-            new AtomicReference<>(new CompletableFuture<>());
+    private final AtomicReference<FailoverEpoch> epoch = new AtomicReference<>(new FailoverEpoch());
     private final Thread watcher;
     private volatile @Nullable HostAndPort primary;
     private volatile @Nullable JedisPubSub subscription;
@@ -63,6 +62,11 @@ public final class SentinelTopology implements RedisTopology {
 
     @Override
     public CompletionStage<LossReason> primaryLoss() {
+        return epoch.get().signal();
+    }
+
+    /** The current primary's epoch (for tests). */
+    FailoverEpoch epoch() {
         return epoch.get();
     }
 
@@ -116,7 +120,7 @@ public final class SentinelTopology implements RedisTopology {
 
     private void switched(HostAndPort now) {
         HostAndPort before;
-        CompletableFuture<LossReason> ended;
+        FailoverEpoch ended;
         synchronized (this) {
             before = primary;
             if (Objects.equals(before, now)) {
@@ -126,7 +130,7 @@ public final class SentinelTopology implements RedisTopology {
             if (before == null) {
                 return;
             }
-            ended = epoch.getAndSet(new CompletableFuture<>());
+            ended = epoch.getAndSet(new FailoverEpoch());
         }
         log.warn(
                 "Redis primary '{}' failed over from {} to {}: leases it granted without replica"
@@ -134,7 +138,7 @@ public final class SentinelTopology implements RedisTopology {
                 masterName,
                 before,
                 now);
-        ended.complete(LossReason.NOT_HELD);
+        ended.end();
     }
 
     @Override
