@@ -353,10 +353,15 @@ final class FanOut implements AutoCloseable {
         pass:
         while (true) {
             List<Node> holding = new ArrayList<>(wanted.size());
+            if (waitedFor != null) {
+                holding.add(waitedFor); // first, so that giving back what this pass holds includes it
+            }
             for (Iterator<Node> it = wanted.iterator(); it.hasNext(); ) {
                 Node node = it.next();
-                if (node == waitedFor
-                        || node.takeSlot(0)
+                if (node == waitedFor) {
+                    continue;
+                }
+                if (node.takeSlot(0)
                         || (!node.isSuspect() && line.take(node, TimeUnit.MILLISECONDS.toNanos(HOLDING_WAIT_MILLIS)))) {
                     holding.add(node);
                     continue;
@@ -378,6 +383,7 @@ final class FanOut implements AutoCloseable {
                 }
                 continue pass;
             }
+            holding.sort(Comparator.comparingInt(Node::index));
             return holding;
         }
     }

@@ -186,6 +186,11 @@ final class Node {
         }
     }
 
+    /** The in-flight slots free now (for tests). */
+    int freeSlots() {
+        return slots.availablePermits();
+    }
+
     /** Gives back a slot taken with {@link #takeSlot} whose call never borrowed a connection. */
     void releaseSlot() {
         slots.release();
