@@ -86,9 +86,14 @@ class PgTlsTest {
         }
     }
 
+    /**
+     * The provider's URI trusting {@code ca}. Its call timeout is 10 s: this test's subject is TLS, not a
+     * deadline, and the first connection of a test JVM on a busy machine (the driver loaded, the TLS stack
+     * set up, a handshake) took over 2 s in a full run under two busy loops (R4, 2026-11-27).
+     */
     private static String uri(String ca) {
         return "jdbc:postgresql://" + pg.host() + ":" + pg.port() + "/postgres?user=" + PostgresServer.USER
-                + "&password=" + SECRET + "&ApplicationName=tlstest&createSchema=true&callTimeout=2s"
+                + "&password=" + SECRET + "&ApplicationName=tlstest&createSchema=true&callTimeout=10s"
                 + "&sslmode=verify-full&sslrootcert=" + dir.resolve(ca + ".crt");
     }
 
