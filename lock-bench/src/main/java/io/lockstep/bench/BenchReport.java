@@ -174,7 +174,6 @@ public final class BenchReport {
                 "floor-lease-sync",
                 "lease mode's statements with the release lock-jdbc sent before issue 27 (synchronous commit)");
         WHAT.put("shedlock-jdbc", "ShedLock's JDBC provider (`JdbcTemplateLockProvider`), lockAtLeastFor 0");
-        WHAT.put("shedlock", "ShedLock's JDBC provider (`JdbcTemplateLockProvider`), lockAtLeastFor 0");
         WHAT.put("redis-renewed", "lock-redis, leases of `leaseSeconds` with `withAutoRenew()`, batched renewal");
         WHAT.put("redisson-watchdog", "Redisson `RLock.lock()` with its watchdog (`lockWatchdogTimeout` = lease)");
         WHAT.put(
@@ -215,7 +214,7 @@ public final class BenchReport {
         return switch (backend) {
             case "etcd", "jetcd-lock" -> "jetcd-floor";
             case "lockstep", "curator-mutex", "curator-semaphore-mutex" -> "floor";
-            case "lease", "shedlock" -> "floor-lease";
+            case "lease", "shedlock-jdbc" -> "floor-lease";
             case "session" -> "floor-session";
             default -> backend.startsWith("floor") || backend.equals("jedis-setnx") ? null : "floor-" + backend;
         };
@@ -411,17 +410,26 @@ public final class BenchReport {
         }
     }
 
-    /** Lockstep's contender that a peer library is compared with, in the same section. */
-    static final Map<String, String> PEER_OF = new LinkedHashMap<>();
+    /** A peer library's contender and the Lockstep contender it is compared with when both ran in one section. */
+    record PeerPair(String peer, String ours) {}
 
-    static {
-        PEER_OF.put("redisson-rlock", "redis");
-        PEER_OF.put("redisson-fenced", "redis");
-        PEER_OF.put("shedlock-redis", "redis");
-        PEER_OF.put("jetcd-lock", "etcd");
-        PEER_OF.put("curator-mutex", "lockstep");
-        PEER_OF.put("curator-semaphore-mutex", "lockstep");
-        PEER_OF.put("shedlock", "lease");
+    /** Every comparison of a peer with Lockstep, in the order the ratios and the headline list them. */
+    static final List<PeerPair> PEERS = List.of(
+            new PeerPair("redisson-rlock", "redis"),
+            new PeerPair("redisson-fenced", "redis"),
+            new PeerPair("shedlock-redis", "redis"),
+            new PeerPair("jetcd-lock", "etcd"),
+            new PeerPair("curator-mutex", "lockstep"),
+            new PeerPair("curator-semaphore-mutex", "lockstep"),
+            new PeerPair("shedlock-jdbc", "lease"),
+            new PeerPair("shedlock-jdbc", "session"));
+
+    /** Whether {@code backend} is one of Lockstep's providers: not a floor, a reference or a peer library. */
+    static boolean isLockstep(String backend) {
+        return !backend.startsWith("floor")
+                && !backend.startsWith("jetcd-floor")
+                && !backend.equals("jedis-setnx")
+                && PEERS.stream().noneMatch(p -> p.peer().equals(backend));
     }
 
     /** The whole document. */
@@ -494,6 +502,7 @@ public final class BenchReport {
 
                 """);
         Map<String, List<Row>> sections = sections(rows);
+        renderHeadline(md, sections.values());
         renderSections(md, sections, rows, commands);
         renderRatios(md, sections.values());
         md.append(
@@ -920,15 +929,74 @@ public final class BenchReport {
         md.append('\n');
     }
 
-    /** One line per peer of {@link #PEER_OF} that ran in a section with its Lockstep contender. */
+    /**
+     * The page's first table: every Lockstep contender of this run against its floor and its peers, as time
+     * ratios, one line per section. PostgreSQL counts with {@code fsync} on, as users run it: sections with it
+     * off are left to their own labelled tables, as are renewal at scale (its own measures) and rows without a
+     * floor or a peer beside them.
+     */
+    private static void renderHeadline(StringBuilder md, java.util.Collection<List<Row>> sections) {
+        List<String> lines = new ArrayList<>();
+        for (List<Row> section : sections) {
+            Row first = section.get(0);
+            if (first.benchmarkClass().equals("RenewalAtScaleBenchmark")
+                    || "off".equals(first.params().get("fsync"))) {
+                continue;
+            }
+            Map<String, Row> by = new LinkedHashMap<>();
+            section.forEach(r -> by.put(r.backend(), r));
+            for (Row ours : section) {
+                if (!isLockstep(ours.backend())) {
+                    continue;
+                }
+                String floorName = floorOf(ours.backend());
+                Row floor = floorName == null ? null : by.get(floorName);
+                String peers = PEERS.stream()
+                        .filter(p -> p.ours().equals(ours.backend()) && by.containsKey(p.peer()))
+                        .map(p -> "`" + p.peer() + "` " + timeRatio(ours, by.get(p.peer())))
+                        .collect(Collectors.joining("; "));
+                if (floor == null && peers.isEmpty()) {
+                    continue;
+                }
+                lines.add("| " + title(first) + " | `" + ours.backend() + "` | "
+                        + (floor == null ? "" : timeRatio(ours, floor)) + " | " + peers + " |");
+            }
+        }
+        if (lines.isEmpty()) {
+            return;
+        }
+        md.append("## Headline: Lockstep's time against its floor and its peers\n\n");
+        md.append("Lockstep's time ÷ the other's, in this run (below 1: Lockstep is faster). Uncontended rows compare"
+                + " mean times per operation; sampled rows (handoffs, PostgreSQL callers) compare the p50 and the p99."
+                + " PostgreSQL is counted with `fsync` on, as users run it; its `fsync=off` figures are in their own"
+                + " labelled sections below. Each line's section below has the figures, the error bars and what the"
+                + " server saw.\n\n");
+        md.append("| section | Lockstep | against its floor | against its peers |\n|---|---|---|---|\n");
+        lines.forEach(l -> md.append(l).append('\n'));
+        md.append('\n');
+    }
+
+    /** Time of {@code ours} ÷ time of {@code other}: of the means, or of the p50 and p99 for sampled rows. */
+    static String timeRatio(Row ours, Row other) {
+        if (ours.mode().equals("sample")) {
+            return String.format(
+                    Locale.ROOT,
+                    "p50 %.2f×, p99 %.2f×",
+                    ours.percentileMicros("50.0") / other.percentileMicros("50.0"),
+                    ours.percentileMicros("99.0") / other.percentileMicros("99.0"));
+        }
+        return String.format(Locale.ROOT, "%.2f×", ours.microsPerOp() / other.microsPerOp());
+    }
+
+    /** One line per pair of {@link #PEERS} that ran in a section, both of its contenders. */
     private static void peerLines(Map<String, Row> by, List<String> lines, BiFunction<Row, Row, String> line) {
-        PEER_OF.forEach((peer, ours) -> {
-            Row p = by.get(peer);
-            Row o = by.get(ours);
+        for (PeerPair pair : PEERS) {
+            Row p = by.get(pair.peer());
+            Row o = by.get(pair.ours());
             if (p != null && o != null) {
                 lines.add(line.apply(p, o));
             }
-        });
+        }
     }
 
     private static Optional<String> timeRatio(Map<String, Row> by, String a, String b, String what, String where) {

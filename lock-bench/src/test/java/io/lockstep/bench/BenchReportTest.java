@@ -203,6 +203,77 @@ class BenchReportTest {
                 .hasSize(9);
     }
 
+    @Test
+    @DisplayName(
+            "the headline puts every Lockstep contender against its floor and peers, PostgreSQL with fsync on only")
+    void headlineComparesLockstepWithItsFloorAndPeersWithFsyncOn() throws IOException {
+        String callers = "io.lockstep.bench.JdbcCallersBenchmark.acquireRelease";
+        StringBuilder mixes = new StringBuilder();
+        for (String fsync : List.of("on", "off")) {
+            StringBuilder results = new StringBuilder();
+            double scale = fsync.equals("on") ? 10 : 1;
+            Map<String, Double> p50 = new java.util.LinkedHashMap<>();
+            p50.put("floor-lease", 100.0 * scale);
+            p50.put("lease", 110.0 * scale);
+            p50.put("floor-session", 200.0 * scale);
+            p50.put("session", 180.0 * scale);
+            p50.put("shedlock-jdbc", 220.0 * scale);
+            for (Map.Entry<String, Double> e : p50.entrySet()) {
+                String params = "{\"lock\":\"" + e.getKey() + "\",\"fsync\":\"" + fsync + "\"}";
+                results.append(results.length() == 0 ? "" : ",")
+                        .append(
+                                """
+                                {"benchmark": "%s", "mode": "sample", "threads": 4, "forks": 1, "params": %s,
+                                 "primaryMetric": {"score": %s, "scoreError": 10.0, "scoreUnit": "us/op",
+                                  "scorePercentiles": {"50.0": %s, "99.0": %s, "99.9": %s}}}"""
+                                        .formatted(
+                                                callers,
+                                                params,
+                                                e.getValue(),
+                                                e.getValue(),
+                                                4 * e.getValue(),
+                                                8 * e.getValue()));
+                mixes.append("{\"benchmark\":\"" + callers + "\",\"params\":" + params + ",\"threads\":4,"
+                                + "\"operations\":500,\"redisVersion\":\"PostgreSQL 15\",\"perServer\":[{\"xact_commit\":2.0}],"
+                                + "\"mix\":\"xact_commit 2.00\"}")
+                        .append('\n');
+            }
+            Files.writeString(dir.resolve("callers-" + fsync + ".json"), "[" + results + "]");
+        }
+        Files.writeString(
+                dir.resolve("1.json"),
+                "[" + result("floor-redis", 50.0, 5.0) + "," + result("redis", 100.0, 10.0) + ","
+                        + result("redisson-rlock", 200.0, 8.0) + "," + result("jedis-setnx", 40.0, 4.0) + "]");
+        for (String backend : List.of("floor-redis", "redis", "redisson-rlock", "jedis-setnx")) {
+            mixes.append(mix(backend, "evalsha 2.00")).append('\n');
+        }
+        Files.writeString(dir.resolve("mix.jsonl"), mixes.toString());
+
+        String md = BenchReport.render(
+                BenchReport.load(dir),
+                List.of("scripts/bench"),
+                "abc1234",
+                ZonedDateTime.of(2026, 11, 22, 8, 0, 0, 0, ZoneOffset.UTC),
+                new BenchReport.Machine(2, "Test CPU", "OpenJDK 17", Map.of("Lockstep", "0.1.0")));
+
+        String headline = md.substring(md.indexOf("## Headline"), md.indexOf("\n## ", md.indexOf("## Headline") + 1));
+        assertThat(headline)
+                .contains("| Redis: uncontended acquire + release on loopback, 1 thread | `redis` | 2.00× |"
+                        + " `redisson-rlock` 0.50× |")
+                .contains("| PostgreSQL (fsync=on): uncontended acquire + release, each caller on a lock of its own,"
+                        + " 4 threads | `lease` | p50 1.10×, p99 1.10× | `shedlock-jdbc` p50 0.50×, p99 0.50× |")
+                .contains("| `session` | p50 0.90×, p99 0.90× | `shedlock-jdbc` p50 0.82×, p99 0.82× |")
+                .doesNotContain("PostgreSQL (fsync=off)")
+                .doesNotContain("`jedis-setnx` |")
+                .doesNotContain("| `floor-");
+        // the fsync=off figures keep their own labelled section, and ShedLock's JDBC floor column is lease mode's
+        assertThat(md)
+                .contains("## PostgreSQL (fsync=off): uncontended acquire + release")
+                .contains("Lockstep's throughput against redisson-rlock")
+                .contains("| `shedlock-jdbc` | " + BenchReport.WHAT.get("shedlock-jdbc"));
+        assertThat(md.indexOf("## Headline")).isLessThan(md.indexOf("## Redis: uncontended"));
+    }
+
     private static String avgt(String benchmark, String backend, double score) {
         return """
                 {"benchmark": "%s", "mode": "avgt", "threads": 1, "forks": 1, "params": {"backend": "%s"},
