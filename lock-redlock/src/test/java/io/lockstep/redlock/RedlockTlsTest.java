@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 @DisplayName("redlock:// with ssl=true")
 class RedlockTlsTest {
 
-    private static final LeaseOptions OPTIONS = LeaseOptions.of(Duration.ofSeconds(5));
+    private static final LeaseOptions OPTIONS = LeaseOptions.of(Duration.ofSeconds(30));
     private static RedisServer otherHost; // its certificate names only db.other.example
     private static RedisServer loopback; // its certificate names 127.0.0.1
     private static Path trustsBoth;
@@ -67,12 +67,13 @@ class RedlockTlsTest {
     }
 
     /**
-     * Deadlines of 2 s: the node timeout would otherwise be a tenth of the 5 s lease (250 ms), a first TLS
-     * handshake on a busy machine can take longer, and what these tests check is the handshake's verdict.
+     * Deadlines of 10 s: the node timeout would otherwise be a tenth of the 30 s lease, what these tests check
+     * is the handshake's verdict, not a deadline, and a test JVM's first TLS connection on a busy machine took
+     * over 2 s (lock-jdbc's PgTlsTest in a full run under two busy loops, 2026-11-27).
      */
     private static String uri(RedisServer server, String settings) {
         return "redlock://127.0.0.1:" + server.port()
-                + "?ssl=true&quorum=1&connectTimeout=2s&socketTimeout=2s&nodeTimeout=2s" + settings;
+                + "?ssl=true&quorum=1&connectTimeout=10s&socketTimeout=10s&nodeTimeout=10s" + settings;
     }
 
     @Test
