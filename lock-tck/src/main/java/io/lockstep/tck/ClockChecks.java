@@ -293,23 +293,30 @@ final class ClockChecks {
         kit.report().lease(lease).history(history);
         History.Recorder holder = history.client("holder");
         History.Recorder contender = history.client("offset-contender");
-        holder.invoke(Op.ACQUIRE, name);
-        Optional<Lease> held = kit.provider.tryAcquire(name, LeaseOptions.of(lease));
-        assertThat(held).as("lease on free lock '%s'", name).isPresent();
-        kit.track(held.get());
-        holder.acquired(held.get());
 
+        // The contender's JVM starts, opens its provider and reads the lock before the holder takes it: a
+        // cold start on a busy machine can outlast the holder's lease, and a contender that asks only after
+        // the lease ended tells nothing (it once let a provider that ignores the offset pass).
         FakeClock clock = FakeClock.wallClockOffset(offset);
         Duration wait = lease.multipliedBy(2).plus(kit.margin());
-        contender.invoke(Op.ACQUIRE, name);
         ChildJvmHolder child = kit.track(ChildJvmHolder.builder(uri, name)
                 .client("offset-contender")
                 .leaseTime(lease)
                 .waitTime(wait)
                 .autoRenew(false)
                 .clock(clock)
+                .acquireWhenTold()
                 .start());
         Runnable heal = kit.inject("contender JVM on a " + clock, () -> {}, child::close);
+        child.awaitReady(kit.timing.millis(30_000));
+
+        holder.invoke(Op.ACQUIRE, name);
+        Optional<Lease> held = kit.provider.tryAcquire(name, LeaseOptions.of(lease));
+        assertThat(held).as("lease on free lock '%s'", name).isPresent();
+        kit.track(held.get());
+        holder.acquired(held.get());
+        contender.invoke(Op.ACQUIRE, name);
+        child.acquireNow();
         // Fails, naming the child's error, if it never got the lock.
         OptionalLong fence = child.awaitAcquired(wait.plus(kit.timing.millis(30_000)));
         contender.ok(Op.ACQUIRE, name, fence, OptionalLong.empty());

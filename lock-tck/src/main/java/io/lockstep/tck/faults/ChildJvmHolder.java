@@ -107,7 +107,8 @@ public final class ChildJvmHolder implements AutoCloseable {
                 Long.toString(b.leaseTime.toMillis()),
                 Long.toString(b.waitTime.toMillis()),
                 Boolean.toString(b.autoRenew),
-                Long.toString(b.maxLifetime.toMillis())));
+                Long.toString(b.maxLifetime.toMillis()),
+                Boolean.toString(b.acquireWhenTold)));
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.to(stderr.toFile()));
         if (b.clock != null) {
             builder.environment().putAll(b.clock.environment());
@@ -140,6 +141,26 @@ public final class ChildJvmHolder implements AutoCloseable {
     /** Whether the child process is alive (possibly paused). */
     public boolean isAlive() {
         return process.isAlive();
+    }
+
+    /**
+     * Waits until a child started with {@link Builder#acquireWhenTold()} has opened its provider and read
+     * the lock once, and waits for {@link #acquireNow()}.
+     *
+     * @throws AssertionError if the child could not open its provider, died, or did not report within {@code
+     *     timeout}
+     */
+    public void awaitReady(Duration timeout) {
+        String reply = awaitReply(timeout, "READY", "FAILED");
+        if (reply.startsWith("FAILED")) {
+            throw new AssertionError(client + " (pid " + pid() + ") could not open its provider for lock '" + lock
+                    + "': " + reply.substring("FAILED".length()).strip() + stderrTail());
+        }
+    }
+
+    /** Tells a child started with {@link Builder#acquireWhenTold()} to acquire now. */
+    public void acquireNow() {
+        send("ACQUIRE");
     }
 
     /**
@@ -394,6 +415,7 @@ public final class ChildJvmHolder implements AutoCloseable {
         private List<String> jvmArgs = List.of();
         private @Nullable History history;
         private @Nullable FakeClock clock;
+        private boolean acquireWhenTold;
 
         private Builder(String uri, String lock) {
             this.uri = Objects.requireNonNull(uri, "uri");
@@ -462,7 +484,18 @@ public final class ChildJvmHolder implements AutoCloseable {
         }
 
         /**
-         * Starts the child; it acquires at once (see {@link ChildJvmHolder#awaitAcquired(Duration)}).
+         * The child opens its provider, reads the lock once, says so ({@link ChildJvmHolder#awaitReady}) and
+         * acquires only when told ({@link ChildJvmHolder#acquireNow()}). A cold JVM's start-up can take
+         * seconds on a busy machine or a faked clock; this puts it before a scenario instead of inside it.
+         */
+        public Builder acquireWhenTold() {
+            this.acquireWhenTold = true;
+            return this;
+        }
+
+        /**
+         * Starts the child; it acquires at once (see {@link ChildJvmHolder#awaitAcquired(Duration)}), or
+         * when told if {@link #acquireWhenTold()}.
          *
          * @throws UncheckedIOException if the JVM cannot be started
          */
@@ -481,13 +514,14 @@ public final class ChildJvmHolder implements AutoCloseable {
     // ---------------------------------------------------------------- the child's side
 
     /**
-     * The child's entry point: {@code uri lock client leaseMillis waitMillis autoRenew maxLifetimeMillis}.
+     * The child's entry point: {@code uri lock client leaseMillis waitMillis autoRenew maxLifetimeMillis
+     * acquireWhenTold}.
      * Not for direct use; {@link Builder#start()} runs it.
      */
     public static void main(String[] args) {
-        if (args.length != 7) {
-            System.err.println(
-                    "usage: ChildJvmHolder uri lock client leaseMillis waitMillis autoRenew maxLifetimeMillis");
+        if (args.length != 8) {
+            System.err.println("usage: ChildJvmHolder uri lock client leaseMillis waitMillis autoRenew"
+                    + " maxLifetimeMillis acquireWhenTold");
             Runtime.getRuntime().halt(2);
         }
         // Only this class writes to stdout: it is the protocol. Anything else goes to stderr.
@@ -563,6 +597,9 @@ public final class ChildJvmHolder implements AutoCloseable {
         try {
             provider = Locks.open(uri);
             warmUp(provider, lock);
+            if (Boolean.parseBoolean(args[7]) && !awaitAcquireCommand(out, in)) {
+                return; // stdin closed before it was told: the parent is gone
+            }
             emit(out, me.invoke(Op.ACQUIRE, lock));
             lease = provider.acquire(lock, options);
         } catch (RuntimeException e) {
@@ -609,6 +646,19 @@ public final class ChildJvmHolder implements AutoCloseable {
             }
         }
         // stdin closed: the parent is gone. Exit without releasing; the lease ends by its lease time.
+    }
+
+    /** Says {@code READY} and reads commands until {@code ACQUIRE} (true) or the end of stdin (false). */
+    private static boolean awaitAcquireCommand(PrintStream out, BufferedReader in) throws IOException {
+        out.println("READY");
+        String command;
+        while ((command = in.readLine()) != null) {
+            if (command.strip().equals("ACQUIRE")) {
+                return true;
+            }
+            System.err.println("not ready for " + command + ": waiting for ACQUIRE");
+        }
+        return false;
     }
 
     private static void emit(PrintStream out, Event event) {

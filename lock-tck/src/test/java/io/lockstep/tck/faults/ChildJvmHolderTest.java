@@ -47,6 +47,35 @@ class ChildJvmHolderTest {
     }
 
     @Test
+    void aChildToldToWaitAcquiresOnlyWhenTold() {
+        try (ChildJvmHolder holder = ChildJvmHolder.builder("mem://child-told", "orders")
+                .acquireWhenTold()
+                .start()) {
+            holder.awaitReady(ANSWER);
+            java.util.List<String> beforeTold = holder.lines();
+            assertThat(beforeTold).contains("READY").noneMatch(l -> l.startsWith("ACQUIRED"));
+
+            holder.acquireNow();
+            assertThat(holder.awaitAcquired(ANSWER)).hasValue(1);
+            java.util.List<String> after = holder.lines();
+            assertThat(after.subList(beforeTold.size(), after.size()))
+                    .as("lines after it was told")
+                    .anyMatch(l -> l.startsWith("ACQUIRED"));
+        }
+    }
+
+    @Test
+    void aChildToldToWaitReportsAProviderItCannotOpen() {
+        try (ChildJvmHolder holder = ChildJvmHolder.builder("nosuchscheme://x", "orders")
+                .acquireWhenTold()
+                .start()) {
+            assertThatThrownBy(() -> holder.awaitReady(ANSWER))
+                    .isInstanceOf(AssertionError.class)
+                    .hasMessageContaining("nosuchscheme");
+        }
+    }
+
+    @Test
     void aPausedHolderStopsRenewingAndLearnsItLostTheLeaseWhenResumed() throws IOException {
         FencedRegister register = new FencedRegister("orders");
         try (ChildJvmHolder holder = ChildJvmHolder.builder("mem://child-pause", "orders")
