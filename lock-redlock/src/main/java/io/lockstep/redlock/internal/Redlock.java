@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,11 +118,24 @@ final class Redlock {
             if (tally.outcome() == AcquireTally.Outcome.GRANTED && elapsed < validity.toNanos()) {
                 rememberFence(name, proposal);
                 boolean[] unsettled = new boolean[nodes.size()];
+                boolean[] granted = new boolean[nodes.size()];
                 for (Node node : nodes) {
-                    unsettled[node.index()] = replies.get(node.index()).mayHaveRun();
+                    Reply<AcquireReply> reply = replies.get(node.index());
+                    unsettled[node.index()] = reply.mayHaveRun();
+                    granted[node.index()] =
+                            reply.value() != null && reply.value().kind() == AcquireReply.Kind.GRANTED;
                 }
                 RedlockHandle handle = new RedlockHandle(
-                        name, lockKey, value, proposal, leaseTime, unsettled, result.settledAtNanos(), keysEnd);
+                        name,
+                        lockKey,
+                        value,
+                        proposal,
+                        leaseTime,
+                        granted,
+                        unsettled,
+                        roundStart + validity.toNanos(),
+                        result.settledAtNanos(),
+                        keysEnd);
                 return Attempt.granted(new Grant<>(handle, OptionalLong.of(proposal), validity, handle.loss()));
             }
             Map<Node, String> ownKeys =
@@ -229,6 +243,7 @@ final class Redlock {
     /** Extends on a quorum; empty (and the lease lost) if the quorum is gone. */
     Optional<Duration> extend(RedlockHandle handle, Duration leaseTime) {
         long start = clock.nanoTime();
+        long sent = System.nanoTime();
         // A renewal capped by maxHold may ask for less than the drift allowance: the keys get that much,
         // the lease no validity at all (it ends now, as the cap says), never an error.
         Duration validity = validityOrZero(leaseTime);
@@ -248,6 +263,7 @@ final class Redlock {
         if (extended >= quorum) {
             if (elapsed < validity.toNanos() || validity.isZero()) {
                 handle.leaseTime(leaseTime);
+                handle.extendedOn(holding(replies, v -> v == 1L), sent + validity.toNanos());
                 return Optional.of(validity);
             }
             lose(handle, LossReason.EXPIRED, "a quorum confirmed the extension only after its validity ran out");
@@ -279,6 +295,7 @@ final class Redlock {
      */
     List<Optional<Duration>> extendAll(List<RedlockHandle> handles, List<Duration> leaseTimes) {
         long start = clock.nanoTime();
+        long sent = System.nanoTime();
         int size = handles.size();
         List<String> keys = new ArrayList<>(size);
         List<String> args = new ArrayList<>(2 * size);
@@ -341,6 +358,8 @@ final class Redlock {
             if (extended[i] >= quorum) {
                 if (elapsed < validity.toNanos() || validity.isZero()) {
                     handle.leaseTime(leaseTime);
+                    int index = i;
+                    handle.extendedOn(holding(replies, values -> values.get(index) == 1L), sent + validity.toNanos());
                     results.add(Optional.of(validity));
                 } else {
                     lose(
@@ -361,6 +380,16 @@ final class Redlock {
         return results;
     }
 
+    /** The nodes whose answer {@code holds}. */
+    private static <T> boolean[] holding(List<Reply<T>> replies, Predicate<T> holds) {
+        boolean[] out = new boolean[replies.size()];
+        for (int i = 0; i < out.length; i++) {
+            T value = replies.get(i).value();
+            out[i] = value != null && holds.test(value);
+        }
+        return out;
+    }
+
     private boolean everyLeaseHasQuorum(List<Reply<List<Long>>> replies, int size) {
         for (int i = 0; i < size; i++) {
             int index = i;
@@ -374,6 +403,7 @@ final class Redlock {
     /** Releases on every node; true once a quorum deleted. */
     boolean release(RedlockHandle handle) {
         long now = System.nanoTime();
+        handle.releaseBegins(now);
         List<Node> targets = new ArrayList<>();
         List<Node> unsettled = new ArrayList<>();
         for (Node node : nodes) {
@@ -464,10 +494,16 @@ final class Redlock {
         return new Request(Scripts.RELEASE, List.of(handle.lockKey()), (n, d) -> List.of(handle.value(), channel));
     }
 
+    /**
+     * Marks the nodes where the release deleted the key, and, for a release begun while the grant was
+     * valid, the nodes that granted and no longer have the key ({@link RedlockHandle#goneMeansReleasedOn}):
+     * an earlier release of this grant whose reply was lost deleted it. Without that, a retried release
+     * whose first try ran unseen on a majority answered "was not held" (R6, 2026-11-27).
+     */
     private static FanOut.Parser<Long> releaseParser(RedlockHandle handle) {
         return (node, reply) -> {
             long deleted = Replies.asLong(node, reply);
-            if (deleted == 1L) {
+            if (deleted == 1L || (deleted == 0L && handle.goneMeansReleasedOn(node.index()))) {
                 handle.markReleasedOn(node.index());
             }
             return deleted;

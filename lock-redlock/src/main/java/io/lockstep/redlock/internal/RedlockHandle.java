@@ -3,12 +3,13 @@ package io.lockstep.redlock.internal;
 import io.lockstep.LossReason;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a Redlock grant needs to be extended and released: the lock key, the value this round wrote on
- * the nodes, its fence, the loss signal the lease listens to, and what is known of each node: released
- * there yet, or its grant request still unsettled (no answer came, so it may still run there until its
- * deadline). Thread-safe.
+ * the nodes, its fence, the loss signal the lease listens to, until when it is valid, and what is known of
+ * each node: holding it (granted or last extended there), released there yet, or its grant request still
+ * unsettled (no answer came, so it may still run there until its deadline). Thread-safe.
  */
 public final class RedlockHandle {
 
@@ -18,15 +19,20 @@ public final class RedlockHandle {
     private final long fence;
     private final boolean[] released;
     private final boolean[] unsettled;
+    private final boolean[] granted;
+    private long validUntilNanos;
+    /** Whether the first release of this grant was sent while it was valid; null before any release. */
+    private @Nullable Boolean releasedWhileValid;
+
     private final long settledAtNanos;
     private long keysEndNanos;
     private final CompletableFuture<LossReason> loss = new CompletableFuture<>();
     private volatile Duration leaseTime;
 
     /**
-     * A grant over {@code unsettled.length} nodes; the requests to the {@code unsettled} ones can run
-     * there until {@code settledAtNanos}, and no key of it outlives {@code keysEndNanos} (both of {@link
-     * System#nanoTime()}).
+     * A grant over {@code granted.length} nodes, given by the {@code granted} ones and valid until {@code
+     * validUntilNanos}; the requests to the {@code unsettled} ones can run there until {@code settledAtNanos},
+     * and no key of it outlives {@code keysEndNanos} (all three of {@link System#nanoTime()}).
      */
     RedlockHandle(
             String name,
@@ -34,7 +40,9 @@ public final class RedlockHandle {
             String value,
             long fence,
             Duration leaseTime,
+            boolean[] granted,
             boolean[] unsettled,
+            long validUntilNanos,
             long settledAtNanos,
             long keysEndNanos) {
         this.name = name;
@@ -43,9 +51,41 @@ public final class RedlockHandle {
         this.fence = fence;
         this.leaseTime = leaseTime;
         this.released = new boolean[unsettled.length];
+        this.granted = granted.clone();
         this.unsettled = unsettled.clone();
+        this.validUntilNanos = validUntilNanos;
         this.settledAtNanos = settledAtNanos;
         this.keysEndNanos = keysEndNanos;
+    }
+
+    /**
+     * A quorum extended the grant: the nodes in {@code extended} hold it, and it is valid until {@code
+     * validUntilNanos} ({@link System#nanoTime()}).
+     */
+    synchronized void extendedOn(boolean[] extended, long validUntilNanos) {
+        System.arraycopy(extended, 0, granted, 0, granted.length);
+        if (validUntilNanos - this.validUntilNanos > 0) {
+            this.validUntilNanos = validUntilNanos;
+        }
+    }
+
+    /** Notes when the release of this grant began: the first call, at {@code nowNanos}, decides. */
+    synchronized void releaseBegins(long nowNanos) {
+        if (releasedWhileValid == null) {
+            releasedWhileValid = nowNanos - validUntilNanos < 0;
+        }
+    }
+
+    /**
+     * Whether {@code node}'s "the key is not there" answers a release of this grant as "released". It does
+     * where the node granted (or last extended) and the release began while the grant was valid: the key was
+     * there then (a valid grant's keys outlive its validity on every node that granted), and only this grant's releases
+     * delete its value. It is then gone because one of them ran, perhaps one whose reply was lost (a retry,
+     * or the background's, then finds nothing to delete): that node no longer holds the lock because it was
+     * released, not because it never held it.
+     */
+    synchronized boolean goneMeansReleasedOn(int node) {
+        return granted[node] && Boolean.TRUE.equals(releasedWhileValid);
     }
 
     /** Whether the grant request to {@code node} may still run there (no answer came, its deadline is ahead). */

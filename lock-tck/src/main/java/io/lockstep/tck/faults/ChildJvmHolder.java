@@ -51,8 +51,10 @@ import org.slf4j.LoggerFactory;
  * <p>The child runs {@code java} from this JVM's {@code java.home} with this JVM's class path, opens the
  * provider with {@link Locks#open(String)} and acquires the lock. It talks in lines: on stdout {@code
  * ACQUIRED <fence|->}, {@code FAILED <message>}, {@code LOST <reason>}, {@code WROTE <fence|-> <valid>},
- * {@code RELEASED <true|false>}, {@code REMAINING <nanos>} and {@link Event#toLine() EVENT} lines for the
- * {@link History}; on stdin the commands {@code WRITE}, {@code REMAINING}, {@code RELEASE} and {@code EXIT}. It exits by itself when its stdin closes
+ * {@code RELEASED <true|false>}, {@code REMAINING <nanos>}, {@code READY} (only with {@link
+ * Builder#acquireWhenTold()}) and {@link Event#toLine() EVENT} lines for the {@link History}; on stdin the
+ * commands {@code ACQUIRE} (only with {@link Builder#acquireWhenTold()}), {@code WRITE}, {@code REMAINING},
+ * {@code RELEASE} and {@code EXIT}. It exits by itself when its stdin closes
  * (the parent died) and after its maximum lifetime, and a shutdown hook of this JVM kills children that
  * are still running (a child frozen by SIGSTOP notices nothing), so no child outlives a test run.
  *
