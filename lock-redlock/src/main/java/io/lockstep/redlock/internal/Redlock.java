@@ -403,7 +403,8 @@ final class Redlock {
     /** Releases on every node; true once a quorum deleted. */
     boolean release(RedlockHandle handle) {
         long now = System.nanoTime();
-        handle.releaseBegins(now);
+        long timeout = options.nodeTimeoutFor(handle.leaseTime()).toNanos();
+        handle.releaseBegins(now, timeout);
         List<Node> targets = new ArrayList<>();
         List<Node> unsettled = new ArrayList<>();
         for (Node node : nodes) {
@@ -411,7 +412,6 @@ final class Redlock {
                 (handle.isUnsettledOn(node.index(), now) ? unsettled : targets).add(node);
             }
         }
-        long timeout = options.nodeTimeoutFor(handle.leaseTime()).toNanos();
         Request release = releaseRequest(handle);
         FanOut.Parser<Long> parser = releaseParser(handle);
         int before = handle.releasedCount();

@@ -21,7 +21,10 @@ public final class RedlockHandle {
     private final boolean[] unsettled;
     private final boolean[] granted;
     private long validUntilNanos;
-    /** Whether the first release of this grant was sent while it was valid; null before any release. */
+    /**
+     * Whether the first release of this grant began while it was valid for at least a node timeout more;
+     * null before any release.
+     */
     private @Nullable Boolean releasedWhileValid;
 
     private final long settledAtNanos;
@@ -69,17 +72,22 @@ public final class RedlockHandle {
         }
     }
 
-    /** Notes when the release of this grant began: the first call, at {@code nowNanos}, decides. */
-    synchronized void releaseBegins(long nowNanos) {
+    /**
+     * Notes when the release of this grant began: the first call, at {@code nowNanos}, decides whether the
+     * grant was valid for at least {@code marginNanos} (a node timeout) more. With less left, a release may
+     * reach a node after the key expired there, so a key found gone is not taken for released.
+     */
+    synchronized void releaseBegins(long nowNanos, long marginNanos) {
         if (releasedWhileValid == null) {
-            releasedWhileValid = nowNanos - validUntilNanos < 0;
+            releasedWhileValid = nowNanos + marginNanos - validUntilNanos < 0;
         }
     }
 
     /**
      * Whether {@code node}'s "the key is not there" answers a release of this grant as "released". It does
-     * where the node granted (or last extended) and the release began while the grant was valid: the key was
-     * there then (a valid grant's keys outlive its validity on every node that granted), and only this grant's releases
+     * where the node granted (or last extended) and the release began at least a node timeout before the
+     * grant's validity ended: the key was there when the release could arrive (a valid grant's keys outlive
+     * its validity on every node that granted), and only this grant's releases
      * delete its value. It is then gone because one of them ran, perhaps one whose reply was lost (a retry,
      * or the background's, then finds nothing to delete): that node no longer holds the lock because it was
      * released, not because it never held it.
