@@ -118,7 +118,8 @@ class CompareRedisTest {
         assertThat(redis.get("acquisitions").asLong()).isPositive();
         assertThat(redis.get("staleWritesAccepted").asLong()).isZero();
         JsonNode pause = find(redis.get("faults"), "holder-pause");
-        assertThat(pause.get("note").asText()).isEqualTo("woke up and wrote: rejected by its fence");
+        // A busy machine may start the fault late; the note then says so after the verdict.
+        assertThat(pause.get("note").asText()).startsWith("woke up and wrote: rejected by its fence");
         // Another client got the lock after the frozen holder's lease ran out, not before.
         assertThat(pause.get("recoveryMs").asDouble()).isGreaterThan(500.0);
     }

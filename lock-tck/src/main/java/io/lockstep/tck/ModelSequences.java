@@ -3,6 +3,7 @@ package io.lockstep.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lockstep.BackendUnavailableException;
 import io.lockstep.Capability;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
@@ -242,7 +243,13 @@ final class ModelSequences {
         note("client " + client + " tryAcquire " + names.get(lock) + " for " + leaseTime + " (model: "
                 + (holder == null ? "free" : "held by " + holder) + ")");
         long sentAt = System.nanoTime();
-        Optional<Lease> got = clients.get(client).tryAcquire(names.get(lock), LeaseOptions.of(leaseTime));
+        Optional<Lease> got;
+        try {
+            got = clients.get(client).tryAcquire(names.get(lock), LeaseOptions.of(leaseTime));
+        } catch (BackendUnavailableException e) {
+            failedClosed(holder, isShort, leaseTime, e);
+            return;
+        }
         long returnedAt = System.nanoTime();
         got.ifPresent(track);
         if (holder == null) {
@@ -267,7 +274,13 @@ final class ModelSequences {
         LockProvider provider = clients.get(client);
         if (holder == null) {
             long sentAt = System.nanoTime();
-            Lease lease = provider.acquire(names.get(lock), options);
+            Lease lease;
+            try {
+                lease = provider.acquire(names.get(lock), options);
+            } catch (BackendUnavailableException e) {
+                failedClosed(null, isShort, leaseTime, e);
+                return;
+            }
             long returnedAt = System.nanoTime();
             track.accept(lease);
             seen.add(Seen.GRANTED);
@@ -278,6 +291,22 @@ final class ModelSequences {
                     .isInstanceOf(LockTimeoutException.class);
             seen.add(Seen.REFUSED);
         }
+    }
+
+    /**
+     * An acquire of a free lock for a short lease failed closed: on a machine that stalls longer than the
+     * lease, a grant arrives with no validity left, and the provider gives it back and throws. Nothing may
+     * be left behind beyond the lease time, so the model waits that long (plus the margin) and goes on with
+     * the lock free; a later step finds it held if the provider left it so. Any other failure fails the
+     * sequence, as before.
+     */
+    private void failedClosed(
+            @Nullable ModelLease holder, boolean isShort, Duration leaseTime, BackendUnavailableException e) {
+        if (holder != null || !isShort) {
+            throw e;
+        }
+        note("  failed closed (" + e.getMessage() + "); waiting past the short lease it asked for");
+        sleepUntil(System.nanoTime() + leaseTime.toNanos() + plan.margin().toNanos());
     }
 
     private void extend(ModelLease lease, boolean isShort) {
