@@ -49,6 +49,9 @@ final class BackendRun {
     /** The client name of the holder frozen in a child JVM. */
     static final String PAUSED_HOLDER = "paused-holder";
 
+    /** The frozen holder's JVM while a run lasts: started before it, ready to acquire ({@link #startPausedHolder}). */
+    private volatile @Nullable ChildJvmHolder pausedHolder;
+
     /** The client name of the clock fault's holder (a child JVM on a slow clock, or one on a fast server). */
     static final String CLOCK_HOLDER = "clock-holder";
 
@@ -125,6 +128,44 @@ final class BackendRun {
         ProviderInfo info = providers.get(0).info();
         tier = info.tier().name();
         measureUncontended(providers.get(0));
+        try (ChildJvmHolder paused = startPausedHolder()) {
+            pausedHolder = paused;
+            return runWith(providers, progress, info);
+        } finally {
+            pausedHolder = null;
+        }
+    }
+
+    /**
+     * The frozen holder's JVM, started before the run and ready to acquire when its fault comes, or null if
+     * the schedule has no holder pause. A cold JVM took longer than the fault's set-up budget to start on a
+     * busy machine (the pause then began seconds late, and the next fault was skipped); started here, its
+     * start-up is outside every window.
+     */
+    private @Nullable ChildJvmHolder startPausedHolder() {
+        if (schedule.entries().stream().noneMatch(e -> e.kind() == FaultKind.HOLDER_PAUSE)) {
+            return null;
+        }
+        Duration life = settings.duration().plus(Duration.ofMinutes(2));
+        ChildJvmHolder child = ChildJvmHolder.builder(directUri, lock)
+                .client(PAUSED_HOLDER)
+                .leaseTime(settings.leaseTime())
+                .waitTime(Duration.ofSeconds(20))
+                .autoRenew(true)
+                .maxLifetime(life.compareTo(Duration.ofHours(1)) > 0 ? Duration.ofHours(1) : life)
+                .history(history)
+                .acquireWhenTold()
+                .start();
+        try {
+            child.awaitReady(Duration.ofSeconds(60));
+        } catch (AssertionError e) {
+            child.close();
+            throw new IllegalStateException("the frozen holder's JVM did not start: " + e.getMessage(), e);
+        }
+        return child;
+    }
+
+    private BackendResult runWith(List<LockProvider> providers, LongConsumer progress, ProviderInfo info) {
         long start = System.nanoTime();
         long end = start + settings.duration().toNanos();
         List<Thread> workers = new ArrayList<>();
@@ -441,14 +482,12 @@ final class BackendRun {
             case HOLDER_PAUSE -> {
                 recoveryFromStart = true;
                 long at = start + entry.at().toNanos();
-                try (ChildJvmHolder child = ChildJvmHolder.builder(directUri, lock)
-                        .client(PAUSED_HOLDER)
-                        .leaseTime(settings.leaseTime())
-                        .waitTime(Duration.ofSeconds(20))
-                        .autoRenew(true)
-                        .maxLifetime(Duration.ofMinutes(2))
-                        .history(history)
-                        .start()) {
+                ChildJvmHolder ready = pausedHolder;
+                if (ready == null) {
+                    throw new IllegalStateException("the frozen holder's JVM was not started");
+                }
+                try (ChildJvmHolder child = ready) {
+                    child.acquireNow();
                     awaitChildAcquiring(child);
                     yieldToChild = true; // the workers let it have the lock: the pause starts on time
                     child.awaitAcquired(Duration.ofSeconds(30));

@@ -899,18 +899,20 @@ public abstract class LockProviderCompatibilityKit {
             assertThat(Duration.ofNanos(System.nanoTime() - start))
                     .as("two attempts with a zero wait on a held lock")
                     .isLessThanOrEqualTo(once.multipliedBy(2));
-            // One try is one round trip. The fastest of five must be well under a poll interval: a zero wait
-            // that sleeps before giving up fails every time, a slow scheduler on a loaded machine only now and then.
+            // One try is one round trip. The fastest of ten must be well under a poll interval: a zero wait
+            // that sleeps before giving up (the kit's mutant sleeps 200 ms) fails every time, a slow scheduler on
+            // a loaded machine only now and then (a full run under two busy loops saw five tries of 102-184 ms
+            // against a 100 ms bound: hence ten tries and 150 ms).
             List<Long> tries = new ArrayList<>();
-            for (int i = 0; i < 5; i++) {
+            for (int i = 0; i < 10; i++) {
                 long tryStart = System.nanoTime();
                 assertThat(other.tryAcquire(name, lease(longLease()).withWaitTime(Duration.ZERO)))
                         .isEmpty();
                 tries.add((System.nanoTime() - tryStart) / 1_000_000);
             }
             assertThat(Duration.ofMillis(Collections.min(tries)))
-                    .as("the fastest of five zero-wait tries on a held lock (ms each: %s)", tries)
-                    .isLessThanOrEqualTo(timing.millis(100));
+                    .as("the fastest of ten zero-wait tries on a held lock (ms each: %s)", tries)
+                    .isLessThanOrEqualTo(timing.millis(150));
             held.release();
             track(other.acquire(name, lease(longLease()).withWaitTime(Duration.ZERO)));
         }
