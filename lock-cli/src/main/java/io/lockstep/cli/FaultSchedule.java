@@ -23,7 +23,10 @@ record FaultSchedule(List<Entry> entries, Duration duration) {
 
     /** Quiet time at the start, before the first fault's slot. */
     static final Duration LEAD = Duration.ofSeconds(1);
-    /** Budget for the child JVM of a frozen holder to start and take the lock before the pause. */
+    /**
+     * Budget for a fault's child JVM before it starts: the frozen holder (started before the run) takes the
+     * lock in it, and the clock fault's holder starts its JVM on the slow clock in it.
+     */
     static final Duration CHILD_START = Duration.ofSeconds(3);
     /** Budget for a killed server to restart and answer again. */
     static final Duration RESTART = Duration.ofSeconds(3);
@@ -34,8 +37,8 @@ record FaultSchedule(List<Entry> entries, Duration duration) {
      * One fault.
      *
      * @param kind the fault
-     * @param prepareAt when its set-up begins (a frozen holder's child JVM starts here); {@code at} for the
-     *     others
+     * @param prepareAt when its set-up begins (the frozen holder, whose JVM was started before the run,
+     *     is told to take the lock here); {@code at} for the others
      * @param at when the fault itself starts
      * @param length how long it lasts (a killed server's restart comes on top)
      * @param windowEnd when its window ends: the next fault's {@code prepareAt}, or the end of the run;
