@@ -297,8 +297,9 @@ final class ModelSequences {
      * An acquire of a free lock for a short lease failed closed: on a machine that stalls longer than the
      * lease, a grant arrives with no validity left, and the provider gives it back and throws. Nothing may
      * be left behind beyond the lease time, so the model waits that long (plus the margin) and goes on with
-     * the lock free; a later step finds it held if the provider left it so. Any other failure fails the
-     * sequence, as before.
+     * the lock free; a later step finds it held if the provider left it so. The short leases the model holds
+     * may end during that wait, so they are then waited past and checked as ended, as at a round's end. Any
+     * other failure fails the sequence, as before.
      */
     private void failedClosed(
             @Nullable ModelLease holder, boolean isShort, Duration leaseTime, BackendUnavailableException e) {
@@ -307,6 +308,7 @@ final class ModelSequences {
         }
         note("  failed closed (" + e.getMessage() + "); waiting past the short lease it asked for");
         sleepUntil(System.nanoTime() + leaseTime.toNanos() + plan.margin().toNanos());
+        waitPastShortLeases("an acquire failed closed");
     }
 
     private void extend(ModelLease lease, boolean isShort) {
