@@ -252,8 +252,8 @@ final class ClockChecks {
                 .isTrue());
 
         next.invoke(Op.ACQUIRE, name);
-        Lease current = kit.track(
-                takeAsSoonAsFree(contender, name, lease.multipliedBy(3).plus(kit.margin())));
+        Lease current = kit.track(takeAsSoonAsFree(
+                contender, name, kit.longLease(), lease.multipliedBy(3).plus(kit.margin())));
         next.acquired(current);
         long overlap = validUntil - System.nanoTime();
         boolean staleAccepted = false;
@@ -334,10 +334,10 @@ final class ClockChecks {
      * that window on a busy machine and see no overlap (it once let such a provider pass). Trying this often
      * takes the lock within a round trip of when the server frees it, and never earlier.
      */
-    private static Lease takeAsSoonAsFree(LockProvider contender, String name, Duration patience) {
+    private static Lease takeAsSoonAsFree(LockProvider contender, String name, Duration leaseTime, Duration patience) {
         long deadline = System.nanoTime() + patience.toNanos();
         while (true) {
-            Optional<Lease> got = contender.tryAcquire(name, LeaseOptions.of(Duration.ofSeconds(30)));
+            Optional<Lease> got = contender.tryAcquire(name, LeaseOptions.of(leaseTime));
             if (got.isPresent()) {
                 return got.get();
             }
