@@ -79,7 +79,8 @@ class RedlockRetriedReleaseTest {
     void aReleaseAfterTheValidityThatFindsNothingReportsNotHeld() throws InterruptedException {
         RedlockOptions options = RedlockOptions.defaults().withQuorum(3).withNodeTimeout(Duration.ofSeconds(2));
         try (RedisNodes.Client client = nodes.client(options)) {
-            RedlockHandle handle = grant(client, Duration.ofMillis(300));
+            RedlockHandle handle = grant(
+                    client, Duration.ofSeconds(3)); // a grant slower than its lease is not granted: seconds, not ms
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             for (int i = 0; i < nodes.size(); i++) { // wait for each node to expire the key, bounded
                 try (Jedis jedis = nodes.jedis(i)) {
