@@ -834,7 +834,30 @@ public abstract class LockProviderCompatibilityKit {
         @Test
         @DisplayName("a waiter gets the lock soon after it is released")
         void waiterGetsTheLockSoonAfterRelease() throws Exception {
-            String name = lockName("handoff");
+            // Without release notices a waiter polls at most a second apart (BackendLockProvider.MAX_POLL): one
+            // poll plus the kit's margin. With them, half a second.
+            Duration bound = info().has(Capability.NOTIFIED_WAIT)
+                    ? timing.millis(500)
+                    : timing.millis(1_000).plus(margin());
+            // A waiter that is not woken by the release waits out its 20 s wait, or backs off far past a
+            // second, in every round. A correct one can still miss the bound in one round when the cores are
+            // busy (a full run under two busy loops saw 1.87 s against 1.7 s): up to three rounds, the first
+            // within the bound ends the check.
+            List<Duration> handoffs = new ArrayList<>();
+            for (int round = 0; round < 3; round++) {
+                Duration handoff = handoff(lockName("handoff-" + round));
+                handoffs.add(handoff);
+                if (handoff.compareTo(bound) <= 0) {
+                    return;
+                }
+            }
+            assertThat(handoffs)
+                    .as("handoff times of three rounds, each from the release to the waiter's grant")
+                    .anySatisfy(handoff -> assertThat(handoff).isLessThanOrEqualTo(bound));
+        }
+
+        /** One handoff: a waiter queued on a held lock, then the release; the time until the waiter holds it. */
+        private Duration handoff(String name) throws Exception {
             Lease held = mustAcquire(provider, name, lease(longLease()));
             LockProvider other = anotherClient();
             CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
@@ -847,13 +870,7 @@ public abstract class LockProviderCompatibilityKit {
             assertThat(acquiredAt).as("waiter must not get a held lock").isNotDone();
             long releasedAt = System.nanoTime();
             held.release();
-            long handoff = acquiredAt.get(30, TimeUnit.SECONDS) - releasedAt;
-            // Without release notices a waiter polls at most a second apart (BackendLockProvider.MAX_POLL): one
-            // poll plus the kit's margin (a full run under two busy loops saw 1.54 s against the 1.5 s before).
-            Duration bound = info().has(Capability.NOTIFIED_WAIT)
-                    ? timing.millis(500)
-                    : timing.millis(1_000).plus(margin());
-            assertThat(Duration.ofNanos(handoff)).as("handoff time").isLessThanOrEqualTo(bound);
+            return Duration.ofNanos(acquiredAt.get(30, TimeUnit.SECONDS) - releasedAt);
         }
 
         @Test
