@@ -175,6 +175,14 @@ public final class RedlockBackend implements LockBackend<RedlockHandle> {
         return nodes.stream().map(Node::address).toList();
     }
 
+    /**
+     * Whether this client has read node {@code index}'s {@code run_id}: only a restart after that is
+     * detected. A call returns once a quorum answered, so the other nodes may be seen a little later.
+     */
+    public boolean hasSeenRunIdOf(int index) {
+        return nodes.get(index).runId() != null;
+    }
+
     /** Whether node {@code index} is left out of quorums now after a restart. */
     public boolean isQuarantined(int index) {
         return nodes.get(index).isQuarantined();
