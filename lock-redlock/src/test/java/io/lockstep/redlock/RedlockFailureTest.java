@@ -257,7 +257,8 @@ class RedlockFailureTest {
                     .release();
             // The call returned once a quorum answered; the other nodes' connections (and their run_ids)
             // are set up in the background. A node restarted before this client saw it cannot be told
-            // from a new one (R5 of 2026-11-28, loaded: node 0 was counted and the next call did not fail).
+            // from a new one (R5 of 2026-11-28, loaded: the next call did not fail, and only node 1's
+            // restart was logged).
             long seenBy = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             for (int node = 0; node < 2; node++) {
                 while (!a.backend().hasSeenRunIdOf(node)) {
