@@ -139,10 +139,14 @@ class RedisRuntimeBoundsTest {
                 assertThat(lease.lost().toCompletableFuture().get(5, TimeUnit.SECONDS))
                         .isEqualTo(LossReason.RENEWAL_FAILED);
             }
-            // A thread per renewal (the cached pool before issue 12) had 60 here.
+            // A thread per renewal (the cached pool before issue 12) had 60 here. A stack does not say which
+            // server a read waits on, so the count also takes in the healthy lease's renewal if a sample
+            // catches it mid-read (R7 of stop 37, under load: 5). That provider has one lease, so one renewal
+            // in flight at most: the paused server's lane holds at most backendConcurrency, plus that one.
             assertThat(peakBlocked)
-                    .as("renewal threads blocked on the paused server at once")
-                    .isBetween(1, runtime.backendConcurrency());
+                    .as(
+                            "renewal threads in a socket read at once: the paused server's, plus at most the healthy lease's one")
+                    .isBetween(1, runtime.backendConcurrency() + 1);
             assertThat(renewalThreads())
                     .as("renewal threads alive")
                     .isLessThanOrEqualTo(LockRuntime.DEFAULT_RENEWAL_THREADS);
