@@ -222,13 +222,18 @@ public abstract class LockProviderCompatibilityKit {
     }
 
     /**
-     * The lease of the renewal tests. Renewal runs at a third of it, so a renewal thread starved for over two
-     * thirds of it loses the lease: a CPU-starved machine did that to 600 ms leases (400 ms of slack). 1.5 s
-     * leaves a second of slack, and the tests still span four lease times with a dozen renewals.
+     * The lease of the renewal tests. Renewal runs at a third of it, so a renewal that does not land within two
+     * thirds of it loses the lease: a CPU-starved machine did that to 600 ms leases (400 ms of slack), and to
+     * 1.5 s leases on a three-server ZooKeeper ensemble, whose renewal is a quorum write (R11 of stop 37, two
+     * busy loops). 3 s leaves two seconds of slack; the tests span {@link #RENEWED_SPAN} lease times, six
+     * renewals, as long as four 1.5 s leases did.
      */
     private Duration renewedLease() {
-        return timing.millis(1500);
+        return timing.millis(3_000);
     }
+
+    /** How many {@link #renewedLease()}s the renewal tests hold a lock for: past its first lease, renewed. */
+    private static final int RENEWED_SPAN = 2;
 
     /** Slack allowed after a deadline for a scheduler tick and a round trip. */
     protected Duration margin() {
@@ -608,7 +613,7 @@ public abstract class LockProviderCompatibilityKit {
             LockProvider other = anotherClient();
             long start = System.nanoTime();
             int probes = 0;
-            while (System.nanoTime() - start < ttl.multipliedBy(4).toNanos()) {
+            while (System.nanoTime() - start < ttl.multipliedBy(RENEWED_SPAN).toNanos()) {
                 for (int i = 0; i < names.size(); i++) {
                     assertThat(other.tryAcquire(names.get(i), lease(longLease())))
                             .as(
@@ -617,7 +622,7 @@ public abstract class LockProviderCompatibilityKit {
                             .isEmpty();
                 }
                 probes++;
-                pause(ttl.dividedBy(6));
+                pause(ttl.dividedBy(12));
             }
             assertThat(probes).isGreaterThan(5);
             for (Lease lease : leases) {
@@ -655,11 +660,12 @@ public abstract class LockProviderCompatibilityKit {
             Lease renewed = mustAcquire(provider, name, lease(renewedTtl).withAutoRenew());
             LockProvider other = anotherClient();
             long start = System.nanoTime();
-            while (System.nanoTime() - start < renewedTtl.multipliedBy(4).toNanos()) {
+            while (System.nanoTime() - start
+                    < renewedTtl.multipliedBy(RENEWED_SPAN).toNanos()) {
                 assertThat(other.tryAcquire(name, lease(longLease())))
                         .as("lock taken by another client after %d ms", (System.nanoTime() - start) / 1_000_000)
                         .isEmpty();
-                pause(renewedTtl.dividedBy(6));
+                pause(renewedTtl.dividedBy(12));
             }
             assertThat(blocking.get()).as("lost() callbacks that blocked").isPositive();
             assertThat(renewed.isValid()).isTrue();
@@ -707,8 +713,10 @@ public abstract class LockProviderCompatibilityKit {
         void maxHoldStopsRenewal() throws Exception {
             assumeCapability(Capability.LEASE_EXPIRY);
             String name = lockName("max-hold");
-            Duration ttl = shortLease();
-            Duration maxHold = ttl.multipliedBy(2);
+            // A renewed lease, not a short one: with 600 ms, renewals every 200 ms had 400 ms of slack, and a
+            // starved renewal ended the lease as RENEWAL_FAILED before its maxHold (R11 of stop 37, ZooKeeper).
+            Duration ttl = renewedLease();
+            Duration maxHold = ttl.plus(ttl.dividedBy(2));
             Lease lease = mustAcquire(provider, name, lease(ttl).withAutoRenew(maxHold));
             LossReason reason = lease.lost()
                     .toCompletableFuture()
