@@ -17,7 +17,8 @@ import java.util.Set;
  *
  * <p>Settings (query parameters or {@link LockConfig#withProperty}), any other is an error:
  * {@code driftFactor} (0.01, in [0, 0.5)), {@code keyPrefix} (empty: spec-compatible keys),
- * {@code nodeTimeout} (a tenth of the lease time, 10–250 ms), {@code retryDelay} (100ms),
+ * {@code nodeTimeout} (a tenth of the lease time, within {@code minNodeTimeout} (10ms) and
+ * {@code maxNodeTimeout} (250ms); a fixed {@code nodeTimeout} excludes the two), {@code retryDelay} (100ms),
  * {@code maxLeaseTime} (60s: how long a restarted node sits out), {@code persistent} (false: nodes run
  * {@code appendfsync always}), {@code quorum} (the majority), {@code connectTimeout} (1s),
  * {@code socketTimeout} (2s), {@code ssl} (false), {@code database} (0), {@code clientName}; with

@@ -32,13 +32,24 @@ public final class RedlockOptions {
     public static final Duration DEFAULT_MAX_LEASE_TIME = Duration.ofSeconds(60);
     /** The longest key prefix, in bytes of UTF-8. */
     public static final int MAX_PREFIX_BYTES = 128;
+    /** The shortest node timeout that follows the lease time (a tenth of it) by default. */
+    public static final Duration DEFAULT_MIN_NODE_TIMEOUT = Duration.ofMillis(10);
+    /** The longest node timeout that follows the lease time (a tenth of it) by default. */
+    public static final Duration DEFAULT_MAX_NODE_TIMEOUT = Duration.ofMillis(250);
 
     private static final RedlockOptions DEFAULTS = new RedlockOptions(
-            DEFAULT_DRIFT_FACTOR, "", null, DEFAULT_RETRY_DELAY, DEFAULT_MAX_LEASE_TIME, false, 0, 0);
+            DEFAULT_DRIFT_FACTOR,
+            "",
+            new NodeTimeout(null, DEFAULT_MIN_NODE_TIMEOUT, DEFAULT_MAX_NODE_TIMEOUT),
+            DEFAULT_RETRY_DELAY,
+            DEFAULT_MAX_LEASE_TIME,
+            false,
+            0,
+            0);
 
     private final double driftFactor;
     private final String keyPrefix;
-    private final @Nullable Duration nodeTimeout;
+    private final NodeTimeout nodeTimeout;
     private final Duration retryDelay;
     private final Duration maxLeaseTime;
     private final boolean persistentNodes;
@@ -48,7 +59,7 @@ public final class RedlockOptions {
     private RedlockOptions(
             double driftFactor,
             String keyPrefix,
-            @Nullable Duration nodeTimeout,
+            NodeTimeout nodeTimeout,
             Duration retryDelay,
             Duration maxLeaseTime,
             boolean persistentNodes,
@@ -106,13 +117,47 @@ public final class RedlockOptions {
     }
 
     /**
-     * How long one node may take to answer before it is counted as failed, 1 ms to 10 s. By default a
-     * tenth of the lease time, between 10 ms and 250 ms.
+     * How long one node may take to answer before it is counted as failed, 1 ms to 10 s, whatever the
+     * lease time; replaces a {@linkplain #withNodeTimeoutRange range}. By default a tenth of the lease
+     * time, between 10 ms and 250 ms.
      */
     public RedlockOptions withNodeTimeout(Duration nodeTimeout) {
         requireBetween("nodeTimeout", nodeTimeout, Duration.ofMillis(1), Duration.ofSeconds(10));
         return new RedlockOptions(
-                driftFactor, keyPrefix, nodeTimeout, retryDelay, maxLeaseTime, persistentNodes, quorum, maxInFlight);
+                driftFactor,
+                keyPrefix,
+                new NodeTimeout(nodeTimeout, this.nodeTimeout.min(), this.nodeTimeout.max()),
+                retryDelay,
+                maxLeaseTime,
+                persistentNodes,
+                quorum,
+                maxInFlight);
+    }
+
+    /**
+     * Keeps the node timeout a tenth of the lease time, but no shorter than {@code min} and no longer than
+     * {@code max} (each 1 ms to 10 s); replaces a fixed {@linkplain #withNodeTimeout node timeout}. The
+     * default range is 10 ms to 250 ms. A higher floor suits nodes that answer slowly now and then (a
+     * busy host, a far region) without giving a one-minute lease the same timeout as a one-second one.
+     *
+     * @throws IllegalArgumentException naming the field if either is out of range, or if min exceeds max
+     */
+    public RedlockOptions withNodeTimeoutRange(Duration min, Duration max) {
+        requireBetween("minNodeTimeout", min, Duration.ofMillis(1), Duration.ofSeconds(10));
+        requireBetween("maxNodeTimeout", max, Duration.ofMillis(1), Duration.ofSeconds(10));
+        if (min.compareTo(max) > 0) {
+            throw new IllegalArgumentException(
+                    "minNodeTimeout must not exceed maxNodeTimeout, was " + min + " > " + max);
+        }
+        return new RedlockOptions(
+                driftFactor,
+                keyPrefix,
+                new NodeTimeout(null, min, max),
+                retryDelay,
+                maxLeaseTime,
+                persistentNodes,
+                quorum,
+                maxInFlight);
     }
 
     /** The delay before a held lock is asked again, 1 ms to 10 s; each wait is random in [d/2, d]. */
@@ -188,18 +233,24 @@ public final class RedlockOptions {
         return keyPrefix;
     }
 
-    /** The per-node timeout, if set; otherwise it follows the lease time. */
+    /** The fixed per-node timeout, if set; otherwise it follows the lease time within the range. */
     public Optional<Duration> nodeTimeout() {
-        return Optional.ofNullable(nodeTimeout);
+        return Optional.ofNullable(nodeTimeout.fixed());
+    }
+
+    /** The shortest node timeout that follows the lease time; unused when a fixed one is set. */
+    public Duration minNodeTimeout() {
+        return nodeTimeout.min();
+    }
+
+    /** The longest node timeout that follows the lease time; unused when a fixed one is set. */
+    public Duration maxNodeTimeout() {
+        return nodeTimeout.max();
     }
 
     /** The per-node timeout used for an operation on a lease of {@code leaseTime}. */
     public Duration nodeTimeoutFor(Duration leaseTime) {
-        if (nodeTimeout != null) {
-            return nodeTimeout;
-        }
-        long millis = Math.max(10, Math.min(250, leaseTime.toMillis() / 10));
-        return Duration.ofMillis(millis);
+        return nodeTimeout.forLease(leaseTime);
     }
 
     /** The retry delay. */
@@ -236,7 +287,7 @@ public final class RedlockOptions {
         return o instanceof RedlockOptions other
                 && driftFactor == other.driftFactor
                 && keyPrefix.equals(other.keyPrefix)
-                && Objects.equals(nodeTimeout, other.nodeTimeout)
+                && nodeTimeout.equals(other.nodeTimeout)
                 && retryDelay.equals(other.retryDelay)
                 && maxLeaseTime.equals(other.maxLeaseTime)
                 && persistentNodes == other.persistentNodes
@@ -253,9 +304,25 @@ public final class RedlockOptions {
     @Override
     public String toString() {
         return "RedlockOptions[driftFactor=" + driftFactor + ", keyPrefix='" + keyPrefix + "', nodeTimeout="
-                + (nodeTimeout == null ? "TTL/10" : nodeTimeout) + ", retryDelay=" + retryDelay + ", maxLeaseTime="
+                + nodeTimeout + ", retryDelay=" + retryDelay + ", maxLeaseTime="
                 + maxLeaseTime + ", persistentNodes=" + persistentNodes + ", quorum="
                 + (quorum == 0 ? "majority" : quorum) + ", maxInFlight="
                 + (maxInFlight == 0 ? "pool size - 1" : maxInFlight) + "]";
+    }
+
+    /** A fixed node timeout, or a tenth of the lease time within [min, max]. */
+    private record NodeTimeout(@Nullable Duration fixed, Duration min, Duration max) {
+        Duration forLease(Duration leaseTime) {
+            if (fixed != null) {
+                return fixed;
+            }
+            long millis = Math.max(min.toMillis(), Math.min(max.toMillis(), leaseTime.toMillis() / 10));
+            return Duration.ofMillis(millis);
+        }
+
+        @Override
+        public String toString() {
+            return fixed != null ? fixed.toString() : "TTL/10 in [" + min + ", " + max + "]";
+        }
     }
 }

@@ -102,13 +102,61 @@ class RedlockConfigurationTest {
     }
 
     @Test
+    @DisplayName("minNodeTimeout and maxNodeTimeout bound the lease-derived node timeout; a fixed one excludes them")
+    void nodeTimeoutRangeBoundsTheDefault() {
+        RedlockOptions ranged = RedlockUri.parse(
+                        LockConfig.of("redlock://h1,h2,h3?minNodeTimeout=100ms&maxNodeTimeout=1s"))
+                .options();
+        assertThat(ranged.nodeTimeout()).isEmpty();
+        assertThat(ranged.nodeTimeoutFor(Duration.ofMillis(300))).isEqualTo(Duration.ofMillis(100));
+        assertThat(ranged.nodeTimeoutFor(Duration.ofSeconds(3))).isEqualTo(Duration.ofMillis(300));
+        assertThat(ranged.nodeTimeoutFor(Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(1));
+
+        RedlockOptions floorOnly = RedlockUri.parse(LockConfig.of("redlock://h1,h2,h3?minNodeTimeout=50ms"))
+                .options();
+        assertThat(floorOnly.minNodeTimeout()).isEqualTo(Duration.ofMillis(50));
+        assertThat(floorOnly.maxNodeTimeout()).isEqualTo(RedlockOptions.DEFAULT_MAX_NODE_TIMEOUT);
+        assertThat(floorOnly.nodeTimeoutFor(Duration.ofMillis(300))).isEqualTo(Duration.ofMillis(50));
+
+        // The later call wins, both ways.
+        RedlockOptions fixed = ranged.withNodeTimeout(Duration.ofMillis(70));
+        assertThat(fixed.nodeTimeoutFor(Duration.ofSeconds(30))).isEqualTo(Duration.ofMillis(70));
+        assertThat(fixed.withNodeTimeoutRange(Duration.ofMillis(20), Duration.ofMillis(40))
+                        .nodeTimeoutFor(Duration.ofSeconds(30)))
+                .isEqualTo(Duration.ofMillis(40));
+        assertThat(ranged.toString()).contains("TTL/10 in [PT0.1S, PT1S]");
+    }
+
+    @Test
+    @DisplayName("a bad node timeout range names the setting and its value and builds nothing")
+    void badNodeTimeoutRangeIsRejected() {
+        assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?minNodeTimeout=2s&maxNodeTimeout=1s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("minNodeTimeout must not exceed maxNodeTimeout, was PT2S > PT1S");
+        assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?minNodeTimeout=1s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("minNodeTimeout must not exceed maxNodeTimeout, was PT1S > PT0.25S");
+        assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?maxNodeTimeout=11s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("maxNodeTimeout must be between")
+                .hasMessageContaining("PT11S");
+        assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?nodeTimeout=100ms&maxNodeTimeout=1s"))
+                .isInstanceOf(LockConfigurationException.class)
+                .hasMessageContaining("nodeTimeout fixes the node timeout")
+                .hasMessageContaining("set one or the other");
+        assertThatThrownBy(() -> RedlockOptions.defaults().withNodeTimeoutRange(Duration.ZERO, Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("minNodeTimeout must be between");
+    }
+
+    @Test
     @DisplayName("an unknown setting is an error naming it, a near miss, and the known settings")
     void unknownSettingsAreRejected() {
         assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?nodeTimout=50ms"))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("unknown setting 'nodeTimout'")
                 .hasMessageContaining("did you mean 'nodeTimeout'")
-                .hasMessageContaining("maxLeaseTime, nodeTimeout, persistent");
+                .hasMessageContaining("maxLeaseTime, maxNodeTimeout, minNodeTimeout, nodeTimeout, persistent");
         assertThatThrownBy(() -> Locks.open("redlock://h1,h2,h3?keyprefix=billing:"))
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("did you mean 'keyPrefix'");

@@ -32,6 +32,8 @@ public record RedlockUri(List<HostAndPort> nodes, JedisClientConfig clientConfig
                             "driftFactor",
                             "keyPrefix",
                             "nodeTimeout",
+                            "minNodeTimeout",
+                            "maxNodeTimeout",
                             "retryDelay",
                             "maxLeaseTime",
                             "persistent",
@@ -96,8 +98,19 @@ public record RedlockUri(List<HostAndPort> nodes, JedisClientConfig clientConfig
             if (prefix != null) {
                 options = options.withKeyPrefix(prefix);
             }
+            boolean ranged = config.property("minNodeTimeout").isPresent()
+                    || config.property("maxNodeTimeout").isPresent();
             if (config.property("nodeTimeout").isPresent()) {
+                if (ranged) {
+                    throw new IllegalArgumentException("nodeTimeout fixes the node timeout and minNodeTimeout or"
+                            + " maxNodeTimeout bound one that follows the lease time: set one or the other");
+                }
                 options = options.withNodeTimeout(config.durationProperty("nodeTimeout", Duration.ZERO));
+            }
+            if (ranged) {
+                options = options.withNodeTimeoutRange(
+                        config.durationProperty("minNodeTimeout", RedlockOptions.DEFAULT_MIN_NODE_TIMEOUT),
+                        config.durationProperty("maxNodeTimeout", RedlockOptions.DEFAULT_MAX_NODE_TIMEOUT));
             }
             if (config.property("retryDelay").isPresent()) {
                 options = options.withRetryDelay(config.durationProperty("retryDelay", Duration.ZERO));
