@@ -37,7 +37,9 @@ final class Backend implements AutoCloseable {
     }
 
     static Backend etcd() {
-        return start(EtcdServer::start, s -> s.uri() + "?timeout=2s");
+        // 10 s, not the default 2 s: a session lease grant (a raft write) took longer under two busy loops
+        // once, and these checks are about ShedLock's contract, not etcd's deadline.
+        return start(EtcdServer::start, s -> s.uri() + "?timeout=10s");
     }
 
     static Backend zookeeper() {

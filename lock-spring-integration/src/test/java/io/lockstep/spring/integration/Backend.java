@@ -43,7 +43,9 @@ final class Backend implements AutoCloseable {
     }
 
     static Backend etcd() {
-        return start("etcd", EtcdServer::start, (h, p) -> "etcd://" + h + ":" + p + "?timeout=2s");
+        // 10 s, not the default 2 s: a session lease grant (a raft write) took longer under two busy loops
+        // once in lock-shedlock's same suite; a lease's validity never waits on a call's deadline.
+        return start("etcd", EtcdServer::start, (h, p) -> "etcd://" + h + ":" + p + "?timeout=10s");
     }
 
     /** ZooKeeper with 8 s sessions: a lease may not outlive the session, so registries there use short leases. */
