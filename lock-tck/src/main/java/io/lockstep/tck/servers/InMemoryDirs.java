@@ -42,12 +42,16 @@ final class InMemoryDirs {
     }
 
     private static void deleteAll() {
-        for (Path dir : CREATED) {
-            try (Stream<Path> files = Files.walk(dir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            } catch (IOException | UncheckedIOException e) {
-                // a server still writing: the OS clears /dev/shm on reboot
-            }
+        // A server still writing may keep a file: the OS clears /dev/shm on reboot.
+        CREATED.forEach(InMemoryDirs::deleteTree);
+    }
+
+    /** Deletes {@code dir} and everything in it, as far as it can: best effort, for exit hooks. */
+    static void deleteTree(Path dir) {
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException | UncheckedIOException e) {
+            // gone already, or a file that cannot be removed: left to the system's cleaning
         }
     }
 }
