@@ -79,7 +79,9 @@ class LeaseLifecycleTest {
             CountDownLatch unblock = new CountDownLatch(1);
             toClose.add(0, unblock::countDown);
             AtomicReference<String> callbackThread = new AtomicReference<>();
-            Lease expiring = provider.tryAcquire("expiring", lease(100)).orElseThrow();
+            // 1 s, so the callback is attached before the lease ends: a stage added to a lost() that is
+            // already complete runs on the adding thread (here "main", as R20 once saw after a 100 ms lease).
+            Lease expiring = provider.tryAcquire("expiring", lease(1_000)).orElseThrow();
             expiring.lost().thenRun(() -> {
                 callbackThread.set(Thread.currentThread().getName());
                 try {
@@ -91,6 +93,8 @@ class LeaseLifecycleTest {
             Duration ttl = Duration.ofMillis(300);
             Lease renewed = provider.tryAcquire("renewed", LeaseOptions.of(ttl).withAutoRenew())
                     .orElseThrow();
+            // The callback thread is blocked from here on, for all of the renewed lease's six lease times.
+            await("the expiring lease's lost() callback to start", () -> callbackThread.get() != null);
             long start = System.nanoTime();
             while (System.nanoTime() - start < ttl.multipliedBy(6).toNanos() && renewed.isValid()) {
                 Thread.sleep(20);
