@@ -52,7 +52,11 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Releases the lock if this holder still holds it (an atomic compare-and-delete): a lease that
-     * expired and was taken by someone else never touches the new holder's lock.
+     * expired and was taken by someone else never touches the new holder's lock. A transient backend
+     * failure is retried for the runtime's {@link LockRuntime#retryWindow() retry window} (at least its
+     * {@link LockRuntime#retryAttempts() attempts}), longer than an acquire retries: a release that fails
+     * keeps the lock from everyone until its lease time ends. So a release that fails returns after its
+     * attempts or after the retry window and one more backend call, whichever is later.
      *
      * @return true if the lock was held by this lease and is now free; false if it had been lost
      * @throws IllegalStateException if the lease was already released (the message names the lock)

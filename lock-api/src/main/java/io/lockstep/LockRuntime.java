@@ -200,7 +200,8 @@ public final class LockRuntime {
      * time is shorter: a retry is started only before {@code max(waitTime, retryWindow)} has passed.
      * So {@code tryAcquire} returns within {@code max(waitTime, retryWindow)} plus one retry backoff and one backend call's
      * own timeout (the attempt in flight), even against a stalled server; the cleanup of the failed
-     * attempt runs in the background on the {@link #renewalExecutor()}.
+     * attempt runs in the background on the {@link #renewalExecutor()}. {@link Lease#release()} retries
+     * its transient failures for this long from its start, beyond {@link #retryAttempts()} if need be.
      */
     public Duration retryWindow() {
         return retryWindow;

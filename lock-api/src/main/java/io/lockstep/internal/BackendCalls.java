@@ -26,11 +26,14 @@ public final class BackendCalls {
 
     private final IntervalFunction backoff;
     private final MonotonicClock clock;
+    /** The runtime's {@link LockRuntime#retryAttempts()}: attempts in all, the first included. */
+    private final int attempts;
 
     /** Calls for one provider, with the runtime's retry settings. */
     public BackendCalls(String providerName, LockRuntime runtime) {
         this.backoff = IntervalFunction.ofExponentialRandomBackoff(runtime.retryBackoff(), 2.0, 0.5);
         this.clock = runtime.clock();
+        this.attempts = runtime.retryAttempts();
         if (runtime.retryAttempts() <= 1) {
             this.retry = null;
             return;
@@ -58,8 +61,12 @@ public final class BackendCalls {
 
     /** Waits the first backoff interval; an interrupt ends the call with the failure, interrupt kept. */
     private void pauseBeforeRetry(BackendUnavailableException failure) {
+        pause(failure, backoff.apply(1));
+    }
+
+    private static void pause(BackendUnavailableException failure, long millis) {
         try {
-            TimeUnit.MILLISECONDS.sleep(backoff.apply(1));
+            TimeUnit.MILLISECONDS.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw failure;
@@ -92,6 +99,36 @@ public final class BackendCalls {
             });
         } catch (OutOfTime e) {
             throw e.failure;
+        }
+    }
+
+    /**
+     * Runs {@code operation} for a call whose failure costs more than a retry: transient failures are
+     * retried until both the runtime's number of attempts has been made and {@code deadline} (on the
+     * runtime's monotonic clock) has passed. A release that fails leaves the lock held for the rest of its
+     * lease, so it keeps asking through a short disturbance (a Redis Cluster slot in migration answering
+     * {@code TRYAGAIN}, a leader election) that outlasts the few quick attempts an acquire gets. With
+     * retries switched off ({@code retryAttempts} 1) it makes one attempt.
+     */
+    public <T> T callPersistently(Supplier<T> operation, long deadline) {
+        if (retry == null) {
+            return operation.get();
+        }
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return operation.get();
+            } catch (BackendUnavailableException e) {
+                if (!e.isTransient() || (attempt >= attempts && clock.nanoTime() - deadline >= 0)) {
+                    throw e;
+                }
+                long interval = backoff.apply(attempt);
+                if (attempt >= attempts) {
+                    // Past the counted attempts, wait no later than the deadline: the attempt then is the last.
+                    long untilDeadline = TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanoTime());
+                    interval = Math.max(1, Math.min(interval, untilDeadline));
+                }
+                pause(e, interval);
+            }
         }
     }
 

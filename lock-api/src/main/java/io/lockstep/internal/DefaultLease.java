@@ -202,8 +202,11 @@ public final class DefaultLease<H> implements Lease {
             }
             cancelTimers();
             try {
-                // A lost lease whose handle is already disposed of has nothing left to free.
-                return !disposed && renewals.calls().call(() -> backend().release(handle));
+                // A lost lease whose handle is already disposed of has nothing left to free. A failed
+                // release leaves the lock held until its lease time ends: keep asking for the retry window.
+                long retryUntil = now() + runtime().retryWindow().toNanos();
+                return !disposed
+                        && renewals.calls().callPersistently(() -> backend().release(handle), retryUntil);
             } finally {
                 runtime().metrics().released(renewals.providerName(), Duration.ofNanos(now() - acquiredAt));
                 loss.fire(LossReason.RELEASED);

@@ -351,6 +351,70 @@ class LeaseLifecycleTest {
     }
 
     @Nested
+    @DisplayName("Releases that fail")
+    class FailedReleases {
+        @Test
+        @DisplayName("a release retries transient failures past the counted attempts, within the retry window")
+        void releaseRetriesThroughTheRetryWindow() {
+            BackendLockProvider<String> provider = provider(LockRuntime.builder()
+                    .retryAttempts(3)
+                    .retryBackoff(Duration.ofMillis(1))
+                    .retryWindow(Duration.ofSeconds(30))
+                    .build());
+            Lease lease = provider.tryAcquire("flaky-release", lease(60_000)).orElseThrow();
+            backend.transientFailuresLeft = 6;
+            assertThat(lease.release()).as("freed after the hiccups").isTrue();
+            assertThat(backend.releaseCalls.get()).as("release attempts").isEqualTo(7);
+            assertThat(backend.isHeld("flaky-release")).isFalse();
+        }
+
+        @Test
+        @DisplayName("against a backend that stays down, a release ends after the retry window, having retried")
+        void releaseGivesUpAfterTheRetryWindow() {
+            BackendLockProvider<String> provider = provider(LockRuntime.builder()
+                    .retryAttempts(3)
+                    .retryBackoff(Duration.ofMillis(1))
+                    .retryWindow(Duration.ofSeconds(2))
+                    .build());
+            Lease lease = provider.tryAcquire("down-release", lease(60_000)).orElseThrow();
+            backend.down = true;
+            assertThatThrownBy(lease::release)
+                    .isInstanceOf(BackendUnavailableException.class)
+                    .hasMessageContaining("unreachable");
+            assertThat(backend.releaseCalls.get())
+                    .as("attempts within two seconds, a millisecond's backoff doubling")
+                    .isGreaterThan(3);
+            assertThat(lease.isValid()).as("released locally").isFalse();
+        }
+
+        @Test
+        @DisplayName("a permanent failure, or retries switched off, ends a release after one attempt")
+        void noRetryWhenNotTransientOrSwitchedOff() {
+            BackendLockProvider<String> retrying = provider(
+                    LockRuntime.builder().retryWindow(Duration.ofSeconds(30)).build());
+            Lease refused =
+                    retrying.tryAcquire("refused-release", lease(60_000)).orElseThrow();
+            backend.permanentFailure = true;
+            assertThatThrownBy(refused::release).isInstanceOf(BackendUnavailableException.class);
+            assertThat(backend.releaseCalls.get())
+                    .as("attempts on a permanent failure")
+                    .isEqualTo(1);
+
+            backend.permanentFailure = false;
+            BackendLockProvider<String> once = provider(LockRuntime.builder()
+                    .retryAttempts(1)
+                    .retryWindow(Duration.ofSeconds(30))
+                    .build());
+            Lease lease = once.tryAcquire("once-release", lease(60_000)).orElseThrow();
+            backend.down = true;
+            assertThatThrownBy(lease::release).isInstanceOf(BackendUnavailableException.class);
+            assertThat(backend.releaseCalls.get())
+                    .as("attempts with retries switched off")
+                    .isEqualTo(2);
+        }
+    }
+
+    @Nested
     @DisplayName("Server-side wait")
     class ServerSideWait {
         @Test
