@@ -19,8 +19,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A real server process on loopback that the kit started and controls: stop, pause (SIGSTOP), resume
  * (SIGCONT), kill (SIGKILL) and restart on the same port. Servers still running when the JVM exits are
- * killed by a shutdown hook, which then deletes every server's work directory (data and log): a server is
- * restarted on its own data, so the directory outlives {@link #close()}, but not the JVM. Not thread-safe;
+ * killed when the JVM exits, and then every server's work directory (data and log) is deleted ({@link
+ * ExitCleanup}): a server is restarted on its own data, so the directory outlives {@link #close()}, but not
+ * the JVM. Not thread-safe;
  * one test drives it.
  */
 public abstract class LocalServer implements AutoCloseable {
@@ -31,27 +32,6 @@ public abstract class LocalServer implements AutoCloseable {
     private int port;
     private @Nullable Process process;
     private @Nullable FakeClock clock;
-
-    /** Servers still running; killed when this JVM exits, so a test that forgets close() leaks none. */
-    private static final java.util.Set<Process> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    /** Every server's work directory; deleted when this JVM exits, after the servers are killed. */
-    private static final java.util.Set<Path> WORK_DIRS = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    static {
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            LIVE.forEach(Process::destroyForcibly);
-                            // A server that is shutting down may still remove its own files during a walk.
-                            LIVE.forEach(p -> p.onExit()
-                                    .completeOnTimeout(p, 2, TimeUnit.SECONDS)
-                                    .join());
-                            WORK_DIRS.forEach(InMemoryDirs::deleteTree);
-                            WORK_DIRS.stream().filter(Files::exists).forEach(InMemoryDirs::deleteTree);
-                        },
-                        "lockstep-local-server-reaper"));
-    }
 
     /**
      * @param executable the program to find on PATH
@@ -65,7 +45,7 @@ public abstract class LocalServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        WORK_DIRS.add(this.workDir);
+        ExitCleanup.deleteAtExit(this.workDir);
     }
 
     /** The command line that starts the server on {@code port} in {@code workDir}. */
@@ -231,9 +211,7 @@ public abstract class LocalServer implements AutoCloseable {
         }
         try {
             process = builder.start();
-            Process started = process;
-            LIVE.add(started);
-            started.onExit().thenRun(() -> LIVE.remove(started));
+            ExitCleanup.killAtExit(process);
         } catch (IOException e) {
             throw new IllegalStateException("could not start " + path + ": " + e.getMessage(), e);
         }
