@@ -57,7 +57,11 @@ class LeaseLifecycleTest {
     }
 
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        await(what, Duration.ofSeconds(5), condition);
+    }
+
+    private static void await(String what, Duration bound, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime() - deadline).as("waiting for: " + what).isNegative();
             Thread.sleep(2);
@@ -85,22 +89,25 @@ class LeaseLifecycleTest {
             expiring.lost().thenRun(() -> {
                 callbackThread.set(Thread.currentThread().getName());
                 try {
-                    unblock.await(10, TimeUnit.SECONDS); // a callback that blocks, as users' sometimes do
+                    unblock.await(120, TimeUnit.SECONDS); // a callback that blocks, as users' sometimes do
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             });
-            Duration ttl = Duration.ofMillis(300);
+            // Renewed at a third of 2 s: the renewal has more than a second of slack on a starved machine.
+            Duration ttl = Duration.ofSeconds(2);
             Lease renewed = provider.tryAcquire("renewed", LeaseOptions.of(ttl).withAutoRenew())
                     .orElseThrow();
-            // The callback thread is blocked from here on, for all of the renewed lease's six lease times.
+            // The callback thread is blocked from here on; the renewed lease must be renewed three times more.
             await("the expiring lease's lost() callback to start", () -> callbackThread.get() != null);
-            long start = System.nanoTime();
-            while (System.nanoTime() - start < ttl.multipliedBy(6).toNanos() && renewed.isValid()) {
-                Thread.sleep(20);
-            }
+            int extendsBefore = backend.extendCalls.get();
+            await(
+                    "three renewals while the callback thread is blocked",
+                    Duration.ofSeconds(60),
+                    () -> backend.extendCalls.get() >= extendsBefore + 3 || !renewed.isValid());
+            assertThat(unblock.getCount()).as("the callback still blocked").isOne();
             assertThat(renewed.isValid())
-                    .as("renewed lease still valid after %d ms", (System.nanoTime() - start) / 1_000_000)
+                    .as("renewed lease still valid after %d renewals", backend.extendCalls.get() - extendsBefore)
                     .isTrue();
             assertThat(callbackThread.get()).as("the blocked callback ran").startsWith("lockstep-callback");
             assertThat(renewed.lost().toCompletableFuture()).isNotDone();
