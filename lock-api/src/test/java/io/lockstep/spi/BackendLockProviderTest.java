@@ -162,9 +162,14 @@ class BackendLockProviderTest {
     @Test
     @DisplayName("metrics count attempts, successes, timeouts, renewals and hold time")
     void metricsAreCounted() throws Exception {
-        Lease lease = provider.tryAcquire("m", lease(150).withAutoRenew()).orElseThrow();
+        // 3 s, renewed at a third: the waiter's 200 ms never outlasts it, however late a renewal runs.
+        Lease lease = provider.tryAcquire("m", lease(3_000).withAutoRenew()).orElseThrow();
         assertThatThrownBy(() -> provider.acquire("m", lease(150).withWaitTime(Duration.ofMillis(200))))
                 .isInstanceOf(LockTimeoutException.class);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (registry.counter("lockstep.renewals", "provider", "test").count() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
         lease.release();
         assertThat(registry.counter("lockstep.acquire.attempts", "provider", "test")
                         .count())
