@@ -48,7 +48,7 @@ class RedisScriptsPreloadedTest {
     void noScriptIsEverSentBySource() throws Exception {
         long before = calls("evalsha");
         Lease lease = provider.tryAcquire(
-                        "preloaded", LeaseOptions.of(Duration.ofMillis(600)).withAutoRenew())
+                        "preloaded", LeaseOptions.of(Duration.ofSeconds(2)).withAutoRenew())
                 .orElseThrow();
         awaitCalls("evalsha", before + 3); // the acquire and at least two renewals
         assertThat(lease.isValid()).isTrue();
@@ -71,7 +71,7 @@ class RedisScriptsPreloadedTest {
 
         long before = calls("evalsha");
         Lease lease = provider.tryAcquire(
-                        "after-flush", LeaseOptions.of(Duration.ofMillis(600)).withAutoRenew())
+                        "after-flush", LeaseOptions.of(Duration.ofSeconds(2)).withAutoRenew())
                 .orElseThrow();
         awaitCalls("evalsha", before + 3); // the missed acquire and at least two renewals
         assertThat(lease.release()).isTrue();
