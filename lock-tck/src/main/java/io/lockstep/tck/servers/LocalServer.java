@@ -21,8 +21,7 @@ import org.jspecify.annotations.Nullable;
  * (SIGCONT), kill (SIGKILL) and restart on the same port. Servers still running when the JVM exits are
  * killed when the JVM exits, and then every server's work directory (data and log) is deleted ({@link
  * ExitCleanup}): a server is restarted on its own data, so the directory outlives {@link #close()}, but not
- * the JVM. Not thread-safe;
- * one test drives it.
+ * the JVM. Not thread-safe; one test drives it.
  */
 public abstract class LocalServer implements AutoCloseable {
 
