@@ -298,9 +298,22 @@ public abstract class LockProviderCompatibilityKit {
     @Nested
     @DisplayName("Model-based sequences")
     class ModelBasedSequences {
+        /**
+         * Two short leases: the model counts a short lease as held for half its time, so every call must
+         * return within half of it. With one short lease that was 300 ms, and a starved machine (four test
+         * jobs on two cores) took longer over two steps: the 600 ms lease had ended when the model still
+         * called it held (R30 of issue 26, the advisory-lock example). 600 ms per call; the waits past the
+         * short leases grow by as much.
+         */
         private ModelSequences.Plan plan(int rounds, int stepsPerRound, boolean withExpiry) {
             return new ModelSequences.Plan(
-                    rounds, stepsPerRound, withExpiry, shortLease(), longLease(), margin(), timing.millis(20));
+                    rounds,
+                    stepsPerRound,
+                    withExpiry,
+                    shortLease().multipliedBy(2),
+                    longLease(),
+                    margin(),
+                    timing.millis(20));
         }
 
         private void run(ModelSequences.Plan plan) {
