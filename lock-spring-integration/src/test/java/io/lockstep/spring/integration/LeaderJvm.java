@@ -1,5 +1,7 @@
 package io.lockstep.spring.integration;
 
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import java.io.BufferedReader;
@@ -114,10 +116,18 @@ final class LeaderJvm implements AutoCloseable {
         });
         watchdog.setDaemon(true);
         watchdog.start();
+        Duration leaseTime = Duration.ofMillis(Long.parseLong(args[3]));
         try (LockProvider provider = Locks.open(args[0])) {
+            // Warm the client before competing: a cold JVM's first acquire and renewal load their classes, and
+            // on a starved machine (four test jobs on two cores) took so long that the first leader's grant
+            // came with little of its 6 s lease left and its first renewal landed too late: it lost the lease
+            // with RENEWAL_FAILED and another participant led within two seconds (R30 of issue 26).
+            try (Lease warmUp = provider.acquire(
+                    args[1] + "-warm-up-" + args[2], LeaseOptions.of(leaseTime).withWaitTime(Duration.ofSeconds(30)))) {
+                warmUp.extend(leaseTime);
+            }
             LockstepLockRegistry registry = new LockstepLockRegistry(
-                    provider,
-                    LockstepLockRegistryOptions.defaults().withLeaseTime(Duration.ofMillis(Long.parseLong(args[3]))));
+                    provider, LockstepLockRegistryOptions.defaults().withLeaseTime(leaseTime));
             LockRegistryLeaderInitiator initiator = new LockRegistryLeaderInitiator(
                     registry, new RecordingCandidate(args[2], args[1], registry, out::println));
             initiator.start();
