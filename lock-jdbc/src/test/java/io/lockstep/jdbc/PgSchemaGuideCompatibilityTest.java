@@ -1,5 +1,6 @@
 package io.lockstep.jdbc;
 
+import io.lockstep.tck.GroupsRunElsewhere;
 import io.lockstep.tck.LockProviderCompatibilityKit;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -44,5 +45,16 @@ class PgSchemaGuideCompatibilityTest extends ServerCompatibilityKit {
     @Override
     protected Optional<Class<? extends LockProviderCompatibilityKit>> clockGroupRunsIn() {
         return Optional.of(PgLeaseCompatibilityTest.class);
+    }
+
+    /**
+     * The fault groups run in {@link PgLeaseCompatibilityTest}: they pause, kill and partition the same
+     * PostgreSQL server under the same lease-mode SQL, and check what the provider does when its calls fail
+     * or stall; the table only decides what those calls answer when they succeed, which every other group
+     * checks here (Expiry, Renewal and Inspect, which mix in a few fault checks, included).
+     */
+    @Override
+    protected Optional<GroupsRunElsewhere> groupsRunElsewhere() {
+        return Optional.of(GroupsRunElsewhere.faults(PgLeaseCompatibilityTest.class));
     }
 }

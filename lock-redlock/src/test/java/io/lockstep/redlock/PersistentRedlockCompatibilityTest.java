@@ -2,6 +2,7 @@ package io.lockstep.redlock;
 
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
+import io.lockstep.tck.GroupsRunElsewhere;
 import io.lockstep.tck.LockProviderCompatibilityKit;
 import io.lockstep.tck.faults.BackendFaults;
 import io.lockstep.tck.faults.TcpProxy;
@@ -79,5 +80,16 @@ class PersistentRedlockCompatibilityTest extends LockProviderCompatibilityKit {
     @Override
     protected Optional<Class<? extends LockProviderCompatibilityKit>> clockGroupRunsIn() {
         return Optional.of(RedlockCompatibilityTest.class);
+    }
+
+    /**
+     * The groups without faults run in {@link RedlockCompatibilityTest}: persistence changes what a node
+     * remembers across a restart (its keys and fence counters) and whether a restarted node is quarantined,
+     * and only the fault groups kill and restart nodes; without a fault the client, the scripts and the
+     * quorum rules are the same, over nodes that only write to disk as well.
+     */
+    @Override
+    protected Optional<GroupsRunElsewhere> groupsRunElsewhere() {
+        return Optional.of(GroupsRunElsewhere.faultFree(RedlockCompatibilityTest.class));
     }
 }

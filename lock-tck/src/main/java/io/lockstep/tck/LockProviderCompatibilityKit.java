@@ -88,7 +88,12 @@ import org.slf4j.LoggerFactory;
  * {@code lost()} stages of the other class's leases past the kit's waits. Give each class a runtime of
  * its own ({@code LockConfig.withRuntime}), as lock-jdbc's tests do.
  */
-@ExtendWith({KitGroups.class, ClockGroupElsewhere.class, LockProviderCompatibilityKit.ExplainFaults.class})
+@ExtendWith({
+    KitGroups.class,
+    ClockGroupElsewhere.class,
+    GroupsElsewhereCondition.class,
+    LockProviderCompatibilityKit.ExplainFaults.class
+})
 public abstract class LockProviderCompatibilityKit {
 
     /** Builds a new provider: a separate client (connection) to the backend under test, each call. */
@@ -151,6 +156,22 @@ public abstract class LockProviderCompatibilityKit {
      * itself (return empty).
      */
     protected Optional<Class<? extends LockProviderCompatibilityKit>> clockGroupRunsIn() {
+        return Optional.empty();
+    }
+
+    /**
+     * The groups this class leaves to another kit class of the same backend, when this class is a variant
+     * that changes nothing they check; empty (the default) runs every group here.
+     *
+     * <p>A backend tested by several kit classes runs each group once per configuration that behaves
+     * differently in it, not once per class: a variant that differs only under faults and restarts (a
+     * persistent Redlock) returns {@link GroupsRunElsewhere#faultFree} naming the class that runs them,
+     * one that differs only in its data (the same SQL over a hand-made table) {@link
+     * GroupsRunElsewhere#faults}. Each test of those groups is then reported disabled, naming that class,
+     * before a provider is opened for it. A variant that may answer differently without a fault (another
+     * client, a cluster whose followers serve reads) keeps the default. Say why in the overriding class.
+     */
+    protected Optional<GroupsRunElsewhere> groupsRunElsewhere() {
         return Optional.empty();
     }
 
