@@ -34,6 +34,7 @@ import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,6 +47,7 @@ import org.junit.jupiter.api.Test;
  * the generated scenarios, every check explores two concurrent releases. The same check must fail for
  * a lease whose release tests the state and sets it in two steps.
  */
+@Tag("lincheck") // run by the module's "lincheck" surefire execution, in a JVM of its own (parent pom)
 public class DefaultLeaseLincheckTest {
 
     private static final Duration LEASE = Duration.ofMillis(10);

@@ -15,6 +15,7 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * explores a release racing a lease that runs out and a new holder's tryLock. The same check must fail
  * for a store whose release checks the owner and deletes in a second step.
  */
+@Tag("lincheck") // run by the module's "lincheck" surefire execution, in a JVM of its own (parent pom)
 public class InMemoryLockStoreLincheckTest {
 
     private static final Duration LEASE = Duration.ofMillis(10);
