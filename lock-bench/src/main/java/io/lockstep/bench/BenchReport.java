@@ -468,6 +468,8 @@ public final class BenchReport {
                 .map(Row::redisVersion)
                 .filter(v -> !v.isEmpty())
                 .map(v -> Character.isDigit(v.charAt(0)) ? "redis-server " + v : v)
+                // PostgreSQL callers' rows add ", fsync=on|off" to the version: each section names its fsync.
+                .map(v -> v.replaceFirst(", fsync=\\w+$", ""))
                 .distinct()
                 .collect(Collectors.joining(", "));
         md.append("- Run of ")

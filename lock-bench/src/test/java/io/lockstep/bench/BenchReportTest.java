@@ -234,7 +234,8 @@ class BenchReportTest {
                                                 4 * e.getValue(),
                                                 8 * e.getValue()));
                 mixes.append("{\"benchmark\":\"" + callers + "\",\"params\":" + params + ",\"threads\":4,"
-                                + "\"operations\":500,\"redisVersion\":\"PostgreSQL 15\",\"perServer\":[{\"xact_commit\":2.0}],"
+                                + "\"operations\":500,\"redisVersion\":\"PostgreSQL 15, fsync=" + fsync
+                                + "\",\"perServer\":[{\"xact_commit\":2.0}],"
                                 + "\"mix\":\"xact_commit 2.00\"}")
                         .append('\n');
             }
@@ -272,6 +273,8 @@ class BenchReportTest {
                 .contains("Lockstep's throughput against redisson-rlock")
                 .contains("| `shedlock-jdbc` | " + BenchReport.WHAT.get("shedlock-jdbc"));
         assertThat(md.indexOf("## Headline")).isLessThan(md.indexOf("## Redis: uncontended"));
+        // the server list names PostgreSQL once; each section says its fsync
+        assertThat(md).contains("servers: redis-server 7.0.15, PostgreSQL 15.\n");
     }
 
     private static String avgt(String benchmark, String backend, double score) {
