@@ -231,12 +231,12 @@ public class JdbcCallersBenchmark {
                         "%nPostgreSQL (fsync=%s) counters per operation, %s, %d callers, over %d operations: %s%n",
                         fsync, lock, params.getThreads(), measured, seen);
                 JdbcBenchmark.Expected e = expected();
-                check(perOp, "xact_commit", e.commits());
-                check(perOp, "xact_rollback", e.rollbacks());
-                check(perOp, "n_tup_ins", e.inserts());
-                check(perOp, "n_tup_upd", e.updates());
-                check(perOp, "n_tup_del", 0);
-                check(perOp, "fences", e.fences());
+                check(perOp, "xact_commit", e.commits(), measured);
+                check(perOp, "xact_rollback", e.rollbacks(), measured);
+                check(perOp, "n_tup_ins", e.inserts(), measured);
+                check(perOp, "n_tup_upd", e.updates(), measured);
+                check(perOp, "n_tup_del", 0, measured);
+                check(perOp, "fences", e.fences(), measured);
                 CommandMix.record(new CommandMix.MixRecord(
                         params.getBenchmark(),
                         JdbcBenchmark.paramsOf(params),
@@ -255,14 +255,14 @@ public class JdbcCallersBenchmark {
         /** What a trial's setup and counting add to each counter, whatever its length (see {@link #check}). */
         private static final double SETUP_ALLOWANCE = 256;
 
-        private void check(Map<String, Double> perOp, String counter, double expected) {
+        private void check(Map<String, Double> perOp, String counter, double expected, long measured) {
             double seen = perOp.get(counter);
             // Besides 0.01 per operation, a fixed number per trial: the setup's first claim of each of the
             // 16 names (inserts; in session mode rollbacks too), the pools' connections and the counters'
             // own reads: 64 inserts and 30 to 165 transactions in 1 s trials at 1 and 4 callers. Spread over a
             // documented run's tens of thousands of operations it is a few thousandths; over a --quick
             // run's 1 s it is not.
-            double allowed = 0.01 + SETUP_ALLOWANCE / ops.sum();
+            double allowed = 0.01 + SETUP_ALLOWANCE / measured;
             if (Math.abs(seen - expected) > allowed) {
                 throw new IllegalStateException(String.format(
                         "%s: %s was %.4f per operation, expected %.0f ± %.4f: the trial did not run what its name"
