@@ -41,10 +41,13 @@ public class AcquireReleaseBenchmark {
         "redis",
         "floor-redlock-1",
         "redlock-1",
+        "redisson-redlock-1",
         "floor-redlock-3",
         "redlock-3",
+        "redisson-redlock-3",
         "floor-redlock-5",
-        "redlock-5"
+        "redlock-5",
+        "redisson-redlock-5"
     })
     public String backend = "redis";
 

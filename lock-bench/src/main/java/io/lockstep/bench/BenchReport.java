@@ -144,6 +144,13 @@ public final class BenchReport {
         WHAT.put("redlock-3", "lock-redlock, 3 nodes");
         WHAT.put("floor-redlock-5", "**floor** of `redlock-5`: the same on 5 nodes");
         WHAT.put("redlock-5", "lock-redlock, 5 nodes");
+        for (int nodes : new int[] {1, 3, 5}) {
+            WHAT.put(
+                    "redisson-redlock-" + nodes,
+                    "Redisson `RedissonRedLock` of one `RLock` per node (one client each), " + nodes
+                            + (nodes == 1 ? " node" : " nodes, locked one after another")
+                            + ": `tryLock(0, 30 s)`, `unlock()`");
+        }
         WHAT.put("redisson-rlock", "Redisson `RLock`: `tryLock(0, 30 s)`, `unlock()`");
         WHAT.put("redisson-fenced", "Redisson `RFencedLock`: `tryLockAndGetToken(0, 30 s)`, `unlock()`");
         WHAT.put(
@@ -207,6 +214,9 @@ public final class BenchReport {
         }
         if (backend.startsWith("redlock-")) {
             return "floor-" + backend;
+        }
+        if (backend.startsWith("redisson-redlock-")) {
+            return "floor-" + backend.substring("redisson-".length()); // the floor of the redlock-N it is compared with
         }
         if (backend.startsWith("redisson") || backend.equals("shedlock-redis")) {
             return "floor-redis"; // not their floor (other scripts), but the one Lockstep answers to
@@ -418,6 +428,9 @@ public final class BenchReport {
             new PeerPair("redisson-rlock", "redis"),
             new PeerPair("redisson-fenced", "redis"),
             new PeerPair("shedlock-redis", "redis"),
+            new PeerPair("redisson-redlock-1", "redlock-1"),
+            new PeerPair("redisson-redlock-3", "redlock-3"),
+            new PeerPair("redisson-redlock-5", "redlock-5"),
             new PeerPair("jetcd-lock", "etcd"),
             new PeerPair("curator-mutex", "lockstep"),
             new PeerPair("curator-semaphore-mutex", "lockstep"),

@@ -24,7 +24,8 @@ import redis.clients.jedis.JedisPooled;
  *   <li>{@code redlock-N}: lock-redlock over N nodes; {@code floor-redlock-N}: raw Jedis running
  *       lock-redlock's two scripts on N nodes, fanned out from one thread;
  *   <li>{@code jedis-setnx}: the hand-written {@code SET NX PX} lock, unfenced, for reference;
- *   <li>peers ({@link Peers}): {@code redisson-rlock}, {@code redisson-fenced}, {@code shedlock-redis}.
+ *   <li>peers ({@link Peers}): {@code redisson-rlock}, {@code redisson-fenced}, {@code shedlock-redis} beside
+ *       {@code redis}; {@code redisson-redlock-N} beside {@code redlock-N}, on the same N nodes.
  * </ul>
  */
 final class Contenders {
@@ -70,6 +71,22 @@ final class Contenders {
             Map.entry("set", 1.0));
 
     /**
+     * Redisson 3.52's RedissonRedLock, as each of its nodes saw it: RLock's mix, and a third {@code EVALSHA}
+     * ({@code PEXPIRE}) that sets every node's lease again once the quorum is held. Its acquire goes to the
+     * nodes one after another; its release goes to all at once.
+     */
+    static final Map<String, Double> REDISSON_REDLOCK_MIX = Map.of(
+            "evalsha", 3.0,
+            "del", 2.0,
+            "exists", 1.0,
+            "get", 1.0,
+            "hexists", 1.0,
+            "hincrby", 2.0,
+            "pexpire", 2.0,
+            "publish", 1.0,
+            "set", 1.0);
+
+    /**
      * ShedLock 6.10's Redis provider (Spring Data Redis, default {@code safeUpdate} off), as seen: {@code SET NX
      * PX} to lock, a plain {@code DEL} to unlock.
      */
@@ -82,7 +99,7 @@ final class Contenders {
 
     /** The number of servers {@code backend} runs on: the number after its last dash, else one. */
     static int nodes(String backend) {
-        return backend.matches("(redlock|floor-redlock)-\\d+")
+        return backend.matches("(redlock|floor-redlock|redisson-redlock)-\\d+")
                 ? Integer.parseInt(backend.substring(backend.lastIndexOf('-') + 1))
                 : 1;
     }
@@ -103,6 +120,9 @@ final class Contenders {
         }
         if (backend.equals("redisson-fenced")) {
             return new Peers.RedissonFenced(addresses.get(0));
+        }
+        if (backend.startsWith("redisson-redlock-")) {
+            return new Peers.RedissonRedLock(addresses);
         }
         if (backend.equals("shedlock-redis")) {
             return new Peers.ShedLockRedis(addresses.get(0));
@@ -129,6 +149,9 @@ final class Contenders {
         }
         if (backend.equals("redisson-fenced")) {
             return new Expectation(REDISSON_FENCED_MIX, List.of());
+        }
+        if (backend.startsWith("redisson-redlock-")) {
+            return new Expectation(REDISSON_REDLOCK_MIX, List.of());
         }
         if (backend.equals("shedlock-redis")) {
             return new Expectation(SHEDLOCK_REDIS_MIX, List.of());

@@ -2,6 +2,8 @@ package io.lockstep.bench;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -17,8 +19,8 @@ import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import redis.clients.jedis.HostAndPort;
 
 /**
- * Peer libraries doing the same job as {@code redis}, against the same kind of server in the same
- * run, each with its default configuration and its own documented calls.
+ * Peer libraries doing the same job as {@code redis} or {@code redlock-N}, against the same kind of
+ * server in the same run, each with its default configuration and its own documented calls.
  */
 final class Peers {
 
@@ -81,6 +83,54 @@ final class Peers {
         @Override
         public void close() {
             client.shutdown();
+        }
+    }
+
+    /**
+     * Redisson {@code RedissonRedLock} over N nodes, one {@code RedissonClient} per node (Redisson's documented
+     * way): {@code tryLock(0, 30 s)} on a RedLock of one {@code RLock} per node, then {@code unlock()}. The
+     * clients are created once, here, and shut down by {@link #close}.
+     */
+    static final class RedissonRedLock implements Contender {
+        private final List<RedissonClient> clients = new ArrayList<>();
+
+        RedissonRedLock(List<HostAndPort> nodes) {
+            try {
+                for (HostAndPort node : nodes) {
+                    clients.add(redisson(node));
+                }
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+
+        // RedissonRedLock is deprecated in Redisson 3.x in favour of a plain RLock on one deployment; it is
+        // still what Redisson offers a Redlock user over independent nodes.
+        @Override
+        @SuppressWarnings("deprecation")
+        public void acquireRelease(Caller caller) {
+            RLock[] perNode = new RLock[clients.size()];
+            for (int i = 0; i < perNode.length; i++) {
+                perNode[i] = clients.get(i).getLock(caller.name);
+            }
+            org.redisson.RedissonRedLock lock = new org.redisson.RedissonRedLock(perNode);
+            boolean held;
+            try {
+                held = lock.tryLock(0, 30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+            if (!held) {
+                throw new IllegalStateException("lock '" + caller.name + "' was not free");
+            }
+            lock.unlock();
+        }
+
+        @Override
+        public void close() {
+            clients.forEach(RedissonClient::shutdown);
         }
     }
 

@@ -86,6 +86,36 @@ class BenchReportTest {
     }
 
     @Test
+    @DisplayName("RedissonRedLock on N nodes is the peer of redlock-N: its floor column is redlock-N's floor and the"
+            + " headline puts it beside redlock-N")
+    void rendersRedissonRedLockAsThePeerOfRedlock() throws IOException {
+        Files.writeString(
+                dir.resolve("1.json"),
+                "[" + result("floor-redlock-3", 100.0, 5.0) + "," + result("redlock-3", 120.0, 6.0) + ","
+                        + result("redisson-redlock-3", 480.0, 12.0) + "]");
+        Files.writeString(
+                dir.resolve("mix.jsonl"),
+                mix("floor-redlock-3", "evalsha 2.00") + "\n" + mix("redlock-3", "evalsha 2.00") + "\n"
+                        + mix("redisson-redlock-3", "evalsha 3.00, pexpire 2.00") + "\n");
+        String md = BenchReport.render(
+                BenchReport.load(dir),
+                List.of("scripts/bench"),
+                "abc1234",
+                ZonedDateTime.of(2026, 11, 29, 8, 0, 0, 0, ZoneOffset.UTC),
+                new BenchReport.Machine(2, "Test CPU", "OpenJDK 17", Map.of("Lockstep", "0.1.0")));
+
+        assertThat(BenchReport.floorOf("redisson-redlock-5")).isEqualTo("floor-redlock-5");
+        assertThat(BenchReport.isLockstep("redisson-redlock-1")).isFalse();
+        assertThat(md)
+                .contains("| `redisson-redlock-3` | " + BenchReport.WHAT.get("redisson-redlock-3") + " | 480.0 ± 12.0 |"
+                        + " 2,083 | 0.21× (0.19–0.22) of `floor-redlock-3` | evalsha 3.00, pexpire 2.00 |")
+                .contains("| `redlock-3` | 1.20× | `redisson-redlock-3` 0.25× |")
+                .contains(
+                        "Lockstep's throughput against redisson-redlock-3: `redlock-3` / `redisson-redlock-3` = **4.00×")
+                .doesNotContain("| `redisson-redlock-3` | 4.80×");
+    }
+
+    @Test
     @DisplayName("a result without a checked command mix is refused: its trial proved nothing")
     void refusesAResultWithoutAMix() throws IOException {
         Files.writeString(dir.resolve("1.json"), "[" + result("redis", 100.0, 10.0) + "]");

@@ -27,6 +27,8 @@ class ContendersTest {
                 "redlock-3",
                 "redisson-rlock",
                 "redisson-fenced",
+                "redisson-redlock-1",
+                "redisson-redlock-3",
                 "shedlock-redis"
             })
     @DisplayName("a contender runs its expected commands per operation on every node")
