@@ -49,11 +49,11 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *   <li>{@code acquireRelease} with {@code jetcd-floor}: raw jetcd doing exactly lock-etcd's round
  *       trips, one transaction to queue a key on a session lease and read the queue's head, one
  *       compare-and-delete transaction to release; {@code etcd}: lock-etcd; {@code jetcd-lock}: jetcd's
- *       {@code Lock.lock(name, lease)} and {@code unlock(key)} (etcd's lock service). Not in the
- *       default run, {@code -p backend=jetcd-floor-same-key}: the floor with the same key on every
- *       acquire, as etcd's lock service keys a waiter by its lease (lock-etcd and the floor put a new
- *       key each time, and every deleted one stays in the index the queue head's range walks until
- *       etcd compacts).
+ *       {@code Lock.lock(name, lease)} and {@code unlock(key)} (etcd's lock service). The floor, like
+ *       lock-etcd and etcd's lock service, puts the same key on every acquire. Not in the default run,
+ *       {@code -p backend=jetcd-floor-new-key}: the floor with a new key on every acquire, as lock-etcd
+ *       did before issue 27; every deleted key stays in the index the queue head's range walks until
+ *       etcd compacts, so it slows down as the trial goes on.
  *   <li>{@code handoff}: a second client already queued behind the holder; the time from the holder's
  *       release until the waiter holds the lock (release round trip, the watch notification, the
  *       waiter's acquire round trip), for lock-etcd ({@code etcd}) and jetcd's {@code Lock} client.
@@ -81,7 +81,7 @@ public class EtcdBenchmark {
     /** What each contender must be seen to send per acquire + release: gRPC messages per method. */
     static Map<String, Double> expected(String backend) {
         return switch (backend) {
-            case "jetcd-floor", "jetcd-floor-same-key", "etcd" -> Map.of("Txn", 2.0);
+            case "jetcd-floor", "jetcd-floor-new-key", "etcd" -> Map.of("Txn", 2.0);
             case "jetcd-lock" -> Map.of("Lock", 1.0, "Unlock", 1.0);
             default -> throw new IllegalArgumentException("backend " + backend);
         };
@@ -172,13 +172,13 @@ public class EtcdBenchmark {
     public Object acquireRelease(Uncontended s, Caller caller) throws Exception {
         s.operations.increment();
         switch (s.backend) {
-            case "jetcd-floor", "jetcd-floor-same-key" -> {
+            case "jetcd-floor", "jetcd-floor-new-key" -> {
                 ByteSequence prefix = bytes("floor/" + caller.name + "/");
-                // A fresh key per acquire (as lock-etcd's owner token) leaves a deleted key in the prefix's
-                // index each time, which the head's sorted range walks until etcd compacts; the same key
-                // every time (as jetcd's Lock, keyed by lease) leaves none.
-                ByteSequence key = bytes(
-                        "floor/" + caller.name + "/" + (s.backend.equals("jetcd-floor") ? UUID.randomUUID() : "same"));
+                // The same key every time (as lock-etcd's slot, and jetcd's Lock keyed by lease) leaves no
+                // deleted key behind; a fresh key per acquire leaves one in the prefix's index each time,
+                // which the head's sorted range walks until etcd compacts.
+                ByteSequence key = bytes("floor/" + caller.name + "/"
+                        + (s.backend.equals("jetcd-floor-new-key") ? UUID.randomUUID() : "same"));
                 TxnResponse queued = s.raw.getKVClient()
                         .txn()
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))

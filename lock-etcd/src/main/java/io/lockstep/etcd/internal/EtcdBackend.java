@@ -31,8 +31,10 @@ import io.lockstep.spi.HolderText;
 import io.lockstep.spi.LockBackend;
 import io.lockstep.spi.ReleaseWatch;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -52,7 +54,9 @@ import org.slf4j.LoggerFactory;
  * Locks on etcd the way etcd's own concurrency mutex takes them: each contender puts a key under the
  * lock's prefix, bound to an etcd lease of its provider (a session); keys are ordered by create
  * revision; the lowest holds the lock and its create revision is the fencing token; a waiter watches
- * only the deletion of the key just before its own.
+ * only the deletion of the key just before its own. A provider reuses its keys of a lock ({@link
+ * QueueSlots}): one per holder or waiter it has there at once, not one per acquire, so etcd's index of
+ * deleted keys, which the acquire's read walks, does not grow with every acquire.
  *
  * <p>Sessions: one etcd lease per provider and lease-time class, with a TTL of 1.5 × the lease time in
  * whole seconds, kept alive by one keep-alive per session every TTL/4 on the runtime's scheduler (the
@@ -111,10 +115,10 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     /**
      * What names a grant: the lock, its queue key, the key's create revision (the fence), the owner and the
-     * holder its key's value names. The value ({@code <owner token> <host> <pid>[ <label>]}) is rebuilt from
+     * holder its key's value names, and the key's {@linkplain QueueSlots slot}. The value ({@code <owner token> <host> <pid>[ <label>]}) is rebuilt from
      * them when the key moves to another session rather than kept (about 120 bytes less per held lock).
      */
-    public record Handle(String name, ByteSequence key, long revision, String ownerToken, Holder holder) {
+    public record Handle(String name, ByteSequence key, long revision, String ownerToken, Holder holder, int slot) {
 
         /** The key's value, {@code <owner token> <host> <pid>[ <label>]}. */
         public ByteSequence value() {
@@ -143,6 +147,13 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private final ExpiryTicks<Held> expiries;
 
     private final Map<String, EtcdWaiter> waiters = new ConcurrentHashMap<>();
+    /** Which queue keys of each lock this provider uses. */
+    private final QueueSlots slots = new QueueSlots();
+    /** What names this provider's queue keys apart from every other provider's: 64 random bits. */
+    private final String providerId;
+    /** Owner token → the queue key of an attempt not (yet) granted, until etcd confirmed it gone. */
+    private final Map<String, Queued> queued = new ConcurrentHashMap<>();
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private final EtcdJanitor janitor;
     private final LateAcquireFence fence;
@@ -150,6 +161,9 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     private final int endpoints;
 
     private volatile long serverMinTtl;
+
+    /** The queue key an attempt claimed: slot {@code slot} of lock {@code name}, and the value it puts there. */
+    private record Queued(String name, int slot, ByteSequence key, ByteSequence value) {}
 
     /**
      * @param client the jetcd client; closed with the backend if {@code ownsClient}
@@ -171,6 +185,9 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         this.ownsClient = ownsClient;
         this.kv = client.getKVClient();
         this.keys = new EtcdKeys(keyPrefix);
+        byte[] id = new byte[8];
+        new SecureRandom().nextBytes(id);
+        this.providerId = Base64.getUrlEncoder().withoutPadding().encodeToString(id);
         this.fence = new LateAcquireFence(keys);
         this.endpoints = Math.max(1, Math.min(7, where.split(",").length));
         this.where = where;
@@ -262,9 +279,11 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     private Attempt<Handle> tryLock(
             String name, String ownerToken, Holder holder, Duration leaseTime, boolean mayRetry) {
-        ByteSequence value = valueOf(ownerToken, holder);
         Session session = sessionFor(leaseTime);
-        ByteSequence key = keys.key(name, ownerToken);
+        // A waiter's next attempt, or a retry after a lost reply, finds the key its first one claimed.
+        Queued entry = queued.computeIfAbsent(ownerToken, token -> queue(name, token, holder));
+        ByteSequence key = entry.key();
+        ByteSequence value = entry.value();
         ByteSequence prefix = keys.lockPrefix(name);
         long sentAt = now();
         TxnResponse reply;
@@ -293,12 +312,20 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                         "acquiring lock '" + name + "' failed: the attempt was already given up", null, false);
             }
             KeyValue own = ownKvs.get(0);
+            if (!own.getValue().equals(value)) {
+                // A slot is claimed until its key is confirmed gone, so this is never expected.
+                throw new BackendUnavailableException(
+                        "acquiring lock '" + name + "' failed: its queue key on etcd at " + where
+                                + " holds another attempt's entry",
+                        null,
+                        false);
+            }
             revision = own.getCreateRevision();
             first = reply.getGetResponses().get(1).getKvs();
             Session bound = sessionByLease(own.getLease());
             if (bound == null) {
                 // Queued on a session that has since ended here: its validity cannot be vouched for.
-                deleteNow(key);
+                await(deleteKey(leftover(entry, ownerToken), null), "removing a queue entry");
                 if (!mayRetry) {
                     throw new BackendUnavailableException(
                             "acquiring lock '" + name + "' failed: the session of its queue entry on etcd at " + where
@@ -322,7 +349,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                         null,
                         true);
             }
-            Handle handle = new Handle(name, key, revision, ownerToken, holder);
+            Handle handle = new Handle(name, key, revision, ownerToken, holder, entry.slot());
             Held h = new Held(handle, mine, sentAt + validityNanos);
             held.put(key, h);
             if (mine.lost.isDone()) {
@@ -334,12 +361,13 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             if (waiter != null) {
                 waiter.granted();
             }
+            queued.remove(ownerToken, entry); // the grant's handle names the key and slot from now on
             return Attempt.granted(
                     new Grant<>(handle, OptionalLong.of(revision), Duration.ofNanos(validityNanos), h.loss));
         }
         if (waiter == null) {
             // A caller that does not wait leaves nothing queued.
-            await(removeKey(new EtcdJanitor.Leftover(name, ownerToken, key, 0)), "removing a queue entry");
+            await(removeKey(leftover(entry, ownerToken)), "removing a queue entry");
             return Attempt.busy(Duration.ZERO);
         }
         GetResponse before = await(
@@ -359,6 +387,12 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             waiter.watch(before.getKvs().get(0).getKey(), before.getHeader().getRevision());
         }
         return Attempt.busy(Duration.ofSeconds(1));
+    }
+
+    /** Claims a queue key for the attempt of {@code ownerToken} on {@code name}: the lock's lowest free slot. */
+    private Queued queue(String name, String ownerToken, Holder holder) {
+        int slot = slots.claim(name, ownerToken);
+        return new Queued(name, slot, keys.key(name, providerId, slot), valueOf(ownerToken, holder));
     }
 
     /**
@@ -427,7 +461,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     @Override
     public Optional<Duration> extend(Handle handle, Duration leaseTime) {
-        Held h = held.get(handle.key());
+        Held h = heldFor(handle);
         if (h == null) {
             return Optional.empty();
         }
@@ -492,7 +526,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         List<Session> batchedSessions = new ArrayList<>();
         for (int i = 0; i < extensions.size(); i++) {
             Extension<Handle> e = extensions.get(i);
-            Held h = held.get(e.handle().key());
+            Held h = heldFor(e.handle());
             results.add(Optional.empty());
             if (h == null) {
                 continue;
@@ -561,7 +595,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     @Override
     public boolean release(Handle handle) {
-        Held h = held.get(handle.key());
+        Held h = heldFor(handle);
         if (h != null) {
             forget(h);
         }
@@ -584,23 +618,25 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
      */
     @Override
     public void dispose(Handle handle) {
-        Held h = held.get(handle.key());
-        if (h != null && h.handle.equals(handle)) {
+        Held h = heldFor(handle);
+        if (h != null) {
             forget(h);
             janitor.removeKey(leftover(handle));
         } else if (fence.needsTombstone(handle.ownerToken())) {
             janitor.removeKey(leftover(handle)); // writes the tombstone a late acquire must meet
+        } else if (slots.isClaimed(handle.name(), handle.slot(), handle.ownerToken())) {
+            // Lost with its session, or its release failed: the slot is free once etcd confirms the key gone.
+            janitor.removeKey(leftover(handle));
         }
     }
 
     @Override
     public void abandon(String name, String ownerToken) {
-        ByteSequence key = keys.key(name, ownerToken);
-        Held h = held.get(key);
-        if (h != null) {
-            forget(h);
+        Queued entry = queued.get(ownerToken);
+        if (entry == null) {
+            return; // no key was claimed for this attempt, or its key was confirmed gone already
         }
-        EtcdJanitor.Leftover leftover = new EtcdJanitor.Leftover(name, ownerToken, key, 0);
+        EtcdJanitor.Leftover leftover = leftover(entry, ownerToken);
         try {
             await(removeKey(leftover), "removing a queue entry");
         } catch (RuntimeException e) {
@@ -913,43 +949,71 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         }
     }
 
+    /** The grant whose handle is {@code handle}: not a later grant that reuses its key. */
+    private @Nullable Held heldFor(Handle handle) {
+        Held h = held.get(handle.key());
+        return h != null && h.handle.revision() == handle.revision() ? h : null;
+    }
+
     /** What the janitor must delete if this grant's key cannot be deleted now. */
     private static EtcdJanitor.Leftover leftover(Handle handle) {
-        return new EtcdJanitor.Leftover(handle.name(), handle.ownerToken(), handle.key(), handle.revision());
+        return new EtcdJanitor.Leftover(
+                handle.name(), handle.ownerToken(), handle.key(), handle.revision(), null, handle.slot());
+    }
+
+    /** The key an attempt queued (or may have queued): recognised by its value, the revision being unknown. */
+    private static EtcdJanitor.Leftover leftover(Queued entry, String ownerToken) {
+        return new EtcdJanitor.Leftover(entry.name(), ownerToken, entry.key(), 0, entry.value(), entry.slot());
     }
 
     /**
-     * Deletes a queue key, only while its create revision is {@code leftover.revision()} (any, if 0);
-     * completes normally once etcd answered (the key is gone or is not this grant's).
+     * Deletes a queue key, only while it is this attempt's ({@link EtcdJanitor.Leftover}); completes
+     * normally once etcd answered (the key is gone or is not this attempt's), and then gives its slot
+     * back.
      */
     private CompletableFuture<TxnResponse> removeKey(EtcdJanitor.Leftover leftover) {
         String token = leftover.ownerToken();
         @Nullable Op tombstone = fence.tombstone(leftover.name(), token);
+        CompletableFuture<TxnResponse> removed;
         if (tombstone == null) {
-            return deleteKey(leftover, null);
+            removed = deleteKey(leftover, null);
+        } else {
+            // An acquire of this token went unanswered: write its tombstone in the same transaction, so
+            // the late acquire cannot put the key back.
+            removed = deleteKey(leftover, tombstone)
+                    .thenApply(reply -> {
+                        fence.fenced(token);
+                        scheduleTombstoneRemoval(leftover.name(), token);
+                        return reply;
+                    })
+                    .exceptionallyCompose(e -> {
+                        if (!EtcdErrors.isLeaseNotFound(e)) {
+                            return CompletableFuture.failedFuture(e);
+                        }
+                        // The lease the late acquire would put its key on is gone: it can only fail.
+                        fence.fenced(token);
+                        return deleteKey(leftover, null);
+                    });
         }
-        // An acquire of this token went unanswered: write its tombstone in the same transaction, so the
-        // late acquire cannot put the key back.
-        return deleteKey(leftover, tombstone)
-                .thenApply(reply -> {
-                    fence.fenced(token);
-                    scheduleTombstoneRemoval(leftover.name(), token);
-                    return reply;
-                })
-                .exceptionallyCompose(e -> {
-                    if (!EtcdErrors.isLeaseNotFound(e)) {
-                        return CompletableFuture.failedFuture(e);
-                    }
-                    // The lease the late acquire would put its key on is gone: it can only fail.
-                    fence.fenced(token);
-                    return deleteKey(leftover, null);
-                });
+        if (leftover.slot() < 0) {
+            return removed;
+        }
+        return removed.thenApply(reply -> {
+            Queued entry = queued.get(token);
+            if (entry != null && entry.slot() == leftover.slot()) {
+                queued.remove(token, entry);
+            }
+            slots.free(leftover.name(), leftover.slot(), token);
+            return reply;
+        });
     }
 
     private CompletableFuture<TxnResponse> deleteKey(EtcdJanitor.Leftover leftover, @Nullable Op tombstone) {
         io.etcd.jetcd.Txn txn = kv.txn();
         if (leftover.revision() != 0) {
             txn = txn.If(new Cmp(leftover.key(), Cmp.Op.EQUAL, CmpTarget.createRevision(leftover.revision())));
+        } else if (leftover.value() != null) {
+            txn = txn.If(new Cmp(leftover.key(), Cmp.Op.EQUAL, CmpTarget.value(leftover.value())));
         }
         if (tombstone == null) {
             return txn.Then(Op.delete(leftover.key(), DeleteOption.DEFAULT)).commit();
@@ -961,7 +1025,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     private void scheduleTombstoneRemoval(String name, String ownerToken) {
         EtcdJanitor.Leftover tombstone =
-                new EtcdJanitor.Leftover(name, ownerToken, keys.tombstone(name, ownerToken), 0);
+                new EtcdJanitor.Leftover(name, ownerToken, keys.tombstone(name, ownerToken), 0, null, -1);
         try {
             runtime.scheduler()
                     .schedule(() -> janitor.removeKey(tombstone), LateAcquireFence.KEEP_MINUTES, TimeUnit.MINUTES);
@@ -971,10 +1035,6 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
     }
 
     // ------------------------------------------------------------------ helpers
-
-    private void deleteNow(ByteSequence key) {
-        await(kv.delete(key), "removing a queue entry");
-    }
 
     private <T> T await(CompletableFuture<T> future, String what) {
         try {

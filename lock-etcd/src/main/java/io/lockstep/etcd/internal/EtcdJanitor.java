@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What could not be removed from etcd when it should have been (a queue key whose delete failed or
@@ -23,10 +24,14 @@ final class EtcdJanitor implements AutoCloseable {
     static final long PERIOD_MILLIS = 250;
 
     /**
-     * A queue key to delete: {@code ownerToken}'s key of lock {@code name}, only while its create
-     * revision is {@code revision} (0: whatever its revision), so a new holder's key is never touched.
+     * A key to delete: {@code ownerToken}'s queue key of lock {@code name}, only while its create
+     * revision is {@code revision}, or (revision 0) while its value is {@code value}, so a key another
+     * attempt put there is never touched; with neither (a tombstone), whatever it holds. {@code slot} is
+     * the queue slot the key is (see {@link QueueSlots}), given back once the key is confirmed gone; -1
+     * for a tombstone.
      */
-    record Leftover(String name, String ownerToken, ByteSequence key, long revision) {}
+    record Leftover(
+            String name, String ownerToken, ByteSequence key, long revision, @Nullable ByteSequence value, int slot) {}
 
     private final Client client;
     private final Duration timeout;

@@ -4,7 +4,8 @@ import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The key layout: {@code <keyPrefix>#<encoded name>/<owner token>} for queue keys, and {@code
+ * The key layout: {@code <keyPrefix>#<encoded name>/<provider id>.<slot>} for queue keys ({@link
+ * QueueSlots}: a provider reuses a lock's keys rather than writing a new one per acquire), and {@code
  * <keyPrefix>#<encoded name>#<owner token>} for tombstones ({@link LateAcquireFence}). Names are
  * percent-encoded byte by byte, keeping only {@code A-Z a-z 0-9 - . _}, so an encoded name never
  * contains {@code /}, {@code #} or a bare {@code %}: {@code a}, {@code a/b} and {@code a%2Fb} become
@@ -35,9 +36,12 @@ public final class EtcdKeys {
         return bytes(keyPrefix + MARK + encode(name) + "/");
     }
 
-    /** The queue key of {@code ownerToken} on {@code name}. */
-    public ByteSequence key(String name, String ownerToken) {
-        return bytes(keyPrefix + MARK + encode(name) + "/" + ownerToken);
+    /**
+     * Queue key number {@code slot} of {@code name} for the provider {@code providerId} (random, so no
+     * two providers share a key; see {@link QueueSlots}).
+     */
+    public ByteSequence key(String name, String providerId, int slot) {
+        return bytes(keyPrefix + MARK + encode(name) + "/" + providerId + "." + slot);
     }
 
     /** The tombstone of {@code ownerToken} on {@code name}: outside every lock's queue range. */

@@ -1,0 +1,80 @@
+package io.lockstep.etcd.internal;
+
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Which queue keys of each lock this provider uses: a lock's keys are numbered slots ({@link
+ * EtcdKeys#key}), and each attempt claims the lowest free one under its owner token. A slot is given
+ * back only once etcd confirmed that its key is gone, so a slot's key on etcd is only ever the key of
+ * the attempt that claims it, and a lock that this provider takes one holder at a time uses one key,
+ * again and again.
+ *
+ * <p>Why reuse: etcd keeps every deleted key in its index until the next compaction, and the range read
+ * each acquire makes over its lock's queue walks them all. A new key per acquire made that read, and the
+ * acquire, slower with every acquire since the last compaction (and etcd compacts only when configured
+ * to); with slots a lock has as many keys as it ever had holders and waiters at once in one provider.
+ *
+ * <p>Cost: one map entry per lock with a claimed slot, holding the claiming owner tokens (already held
+ * by the grants). Thread-safe.
+ */
+final class QueueSlots {
+
+    private final ConcurrentHashMap<String, String[]> claims = new ConcurrentHashMap<>();
+
+    /** Claims the lowest free slot of {@code name} for {@code ownerToken}, and returns its number. */
+    int claim(String name, String ownerToken) {
+        int[] claimed = new int[1];
+        claims.compute(name, (n, owners) -> {
+            if (owners == null) {
+                return new String[] {ownerToken};
+            }
+            for (int i = 0; i < owners.length; i++) {
+                if (owners[i] == null) {
+                    owners[i] = ownerToken;
+                    claimed[0] = i;
+                    return owners;
+                }
+            }
+            String[] more = Arrays.copyOf(owners, owners.length + 1);
+            more[owners.length] = ownerToken;
+            claimed[0] = owners.length;
+            return more;
+        });
+        return claimed[0];
+    }
+
+    /** Whether slot {@code slot} of {@code name} is still claimed by {@code ownerToken}. */
+    boolean isClaimed(String name, int slot, String ownerToken) {
+        boolean[] mine = new boolean[1];
+        claims.computeIfPresent(name, (n, owners) -> {
+            mine[0] = slot < owners.length && ownerToken.equals(owners[slot]);
+            return owners;
+        });
+        return mine[0];
+    }
+
+    /**
+     * Gives slot {@code slot} of {@code name} back if {@code ownerToken} claims it; does nothing
+     * otherwise (so a second confirmation of the same removal never frees another attempt's slot).
+     */
+    void free(String name, int slot, String ownerToken) {
+        claims.computeIfPresent(name, (n, owners) -> {
+            if (slot >= owners.length || !ownerToken.equals(owners[slot])) {
+                return owners;
+            }
+            owners[slot] = null;
+            for (String owner : owners) {
+                if (owner != null) {
+                    return owners;
+                }
+            }
+            return null;
+        });
+    }
+
+    /** How many locks have a claimed slot (for tests). */
+    int locks() {
+        return claims.size();
+    }
+}

@@ -1,0 +1,164 @@
+package io.lockstep.etcd.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import io.lockstep.Lease;
+import io.lockstep.LeaseOptions;
+import io.lockstep.LockProvider;
+import io.lockstep.LockRuntime;
+import io.lockstep.Locks;
+import io.lockstep.spi.Attempt;
+import io.lockstep.spi.AttemptContext;
+import io.lockstep.spi.ClockDrift;
+import io.lockstep.spi.Grant;
+import io.lockstep.tck.servers.EtcdServer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A provider reuses its queue keys of a lock (issue 27: a new key per acquire made etcd's index of
+ * deleted keys, which every acquire's read walks, grow until a compaction), and a reused key never lets
+ * an old grant's handle touch the new grant.
+ */
+@DisplayName("lock-etcd: queue keys are reused, and an old handle never touches the key's next grant")
+class EtcdKeyReuseTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(30);
+    private static EtcdServer etcd;
+    private static Client admin;
+
+    @BeforeAll
+    static void start() {
+        etcd = EtcdServer.start();
+        admin = Client.builder().endpoints(etcd.endpoint()).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (admin != null) {
+            admin.close();
+        }
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    private static List<KeyValue> keys(String prefix) throws Exception {
+        return admin.getKVClient()
+                .get(
+                        ByteSequence.from(prefix, StandardCharsets.UTF_8),
+                        GetOption.builder().isPrefix(true).build())
+                .get(5, TimeUnit.SECONDS)
+                .getKvs();
+    }
+
+    private static String onlyKey(String prefix) throws Exception {
+        List<KeyValue> kvs = keys(prefix);
+        assertThat(kvs).as("keys under %s", prefix).hasSize(1);
+        return kvs.get(0).getKey().toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    @DisplayName("twenty acquires of one lock by one provider use one key; a second provider has its own")
+    void oneKeyPerHolderAtATime() throws Exception {
+        try (LockProvider locks = Locks.open(etcd.uri() + "?timeout=5s&keyPrefix=reuse1/");
+                LockProvider other = Locks.open(etcd.uri() + "?timeout=5s&keyPrefix=reuse1/")) {
+            Set<String> seen = new LinkedHashSet<>();
+            for (int i = 0; i < 20; i++) {
+                Lease lease = locks.acquire("job", LeaseOptions.of(LEASE));
+                seen.add(onlyKey("reuse1/#job/"));
+                lease.release();
+                assertThat(keys("reuse1/#job/")).as("released").isEmpty();
+            }
+            assertThat(seen).hasSize(1);
+            Lease theirs = other.acquire("job", LeaseOptions.of(LEASE));
+            assertThat(onlyKey("reuse1/#job/")).as("another provider's key").isNotIn(seen);
+            theirs.release();
+        }
+    }
+
+    @Test
+    @DisplayName("a holder and a waiter in one provider take two keys, and the next acquire reuses the first")
+    void aWaiterTakesTheNextSlot() throws Exception {
+        try (LockProvider locks = Locks.open(etcd.uri() + "?timeout=5s&keyPrefix=reuse2/")) {
+            Lease holder = locks.acquire("job", LeaseOptions.of(LEASE));
+            String first = onlyKey("reuse2/#job/");
+            CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
+                    () -> locks.acquire("job", LeaseOptions.of(LEASE).withWaitTime(Duration.ofSeconds(30))));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (keys("reuse2/#job/").size() < 2) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("the waiter queued in time")
+                        .isNegative();
+                Thread.sleep(10);
+            }
+            assertThat(waiter)
+                    .as("the waiter cannot be granted while the lock is held")
+                    .isNotDone();
+            holder.release();
+            Lease next = waiter.get(20, TimeUnit.SECONDS);
+            String second = onlyKey("reuse2/#job/");
+            assertThat(second).isNotEqualTo(first);
+            next.release();
+            Lease again = locks.acquire("job", LeaseOptions.of(LEASE));
+            assertThat(onlyKey("reuse2/#job/")).as("the lowest free slot").isEqualTo(first);
+            again.release();
+        }
+    }
+
+    @Test
+    @DisplayName("releasing or extending a released grant's handle leaves the next grant on the same key alone")
+    void anOldHandleNeverTouchesTheNextGrant() throws Exception {
+        try (Client client = Client.builder().endpoints(etcd.endpoint()).build();
+                EtcdBackend backend = new EtcdBackend(
+                        client,
+                        false,
+                        "reuse3/",
+                        etcd.endpoint(),
+                        Duration.ofSeconds(5),
+                        LockRuntime.defaults(),
+                        ClockDrift.DEFAULT_FACTOR)) {
+            Grant<EtcdBackend.Handle> first = granted(backend.tryLock(new AttemptContext("job", "token-a", LEASE)));
+            assertThat(backend.release(first.handle())).isTrue();
+            backend.dispose(first.handle());
+            Grant<EtcdBackend.Handle> second = granted(backend.tryLock(new AttemptContext("job", "token-b", LEASE)));
+            assertThat(second.handle().key())
+                    .as("the slot is reused")
+                    .isEqualTo(first.handle().key());
+
+            assertThat(backend.release(first.handle())).isFalse();
+            assertThat(backend.extend(first.handle(), LEASE)).isEmpty();
+            assertThat(backend.extendAll(List.of(new io.lockstep.spi.Extension<>(first.handle(), LEASE))))
+                    .containsExactly(java.util.Optional.empty());
+
+            assertThat(backend.extend(second.handle(), LEASE))
+                    .as("the second grant is still held and tracked")
+                    .isPresent();
+            assertThat(second.backendLoss().toCompletableFuture()).isNotDone();
+            List<KeyValue> kvs = keys("reuse3/#job/");
+            assertThat(kvs).hasSize(1);
+            assertThat(kvs.get(0).getCreateRevision()).isEqualTo(second.handle().revision());
+            assertThat(backend.release(second.handle())).isTrue();
+            backend.dispose(second.handle());
+            assertThat(keys("reuse3/#job/")).isEmpty();
+        }
+    }
+
+    private static Grant<EtcdBackend.Handle> granted(Attempt<EtcdBackend.Handle> attempt) {
+        assertThat(attempt.isGranted()).as("granted").isTrue();
+        return attempt.grant();
+    }
+}
