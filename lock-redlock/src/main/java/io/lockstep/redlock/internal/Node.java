@@ -255,10 +255,14 @@ final class Node {
 
     /**
      * Reads the reply to {@link #send} within {@code timeoutMillis}; on NOSCRIPT loads the script with
-     * EVAL on the same connection. A timeout breaks the connection (it is then destroyed, never reused).
+     * EVAL on the same connection. A timeout breaks the connection (it is then destroyed, never reused);
+     * otherwise the connection goes back with the socket timeout it came with.
      */
     static Object receive(Jedis jedis, Scripts.Script script, List<String> keys, List<String> args, int timeoutMillis) {
         Connection connection = jedis.getConnection();
+        // Jedis's setSoTimeout also replaces the timeout its rollbackTimeout restores, so the pool's own is
+        // put back by hand: a connection of the caller's pool must not keep a Redlock read's deadline.
+        int poolTimeout = connection.getSoTimeout();
         connection.setSoTimeout(Math.max(1, timeoutMillis));
         try {
             try {
@@ -269,7 +273,7 @@ final class Node {
             }
         } finally {
             if (!connection.isBroken()) {
-                connection.rollbackTimeout();
+                connection.setSoTimeout(poolTimeout);
             }
         }
     }
