@@ -53,7 +53,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *       lock-etcd and etcd's lock service, puts the same key on every acquire. Not in the default run,
  *       {@code -p backend=jetcd-floor-new-key}: the floor with a new key on every acquire, as lock-etcd
  *       did before issue 27; every deleted key stays in the index the queue head's range walks until
- *       etcd compacts, so it slows down as the trial goes on.
+ *       etcd compacts, so it slows down as the trial goes on. {@code -p backend=jetcd-floor-plain-delete}:
+ *       the floor releasing with a plain delete, as etcd's lock service's {@code Unlock} does, rather
+ *       than the compare-and-delete that leaves a new holder's key alone.
  *   <li>{@code handoff}: a second client already queued behind the holder; the time from the holder's
  *       release until the waiter holds the lock (release round trip, the watch notification, the
  *       waiter's acquire round trip), for lock-etcd ({@code etcd}) and jetcd's {@code Lock} client.
@@ -82,6 +84,7 @@ public class EtcdBenchmark {
     static Map<String, Double> expected(String backend) {
         return switch (backend) {
             case "jetcd-floor", "jetcd-floor-new-key", "etcd" -> Map.of("Txn", 2.0);
+            case "jetcd-floor-plain-delete" -> Map.of("Txn", 1.0, "DeleteRange", 1.0);
             case "jetcd-lock" -> Map.of("Lock", 1.0, "Unlock", 1.0);
             default -> throw new IllegalArgumentException("backend " + backend);
         };
@@ -172,7 +175,7 @@ public class EtcdBenchmark {
     public Object acquireRelease(Uncontended s, Caller caller) throws Exception {
         s.operations.increment();
         switch (s.backend) {
-            case "jetcd-floor", "jetcd-floor-new-key" -> {
+            case "jetcd-floor", "jetcd-floor-new-key", "jetcd-floor-plain-delete" -> {
                 ByteSequence prefix = bytes("floor/" + caller.name + "/");
                 // The same key every time (as lock-etcd's slot, and jetcd's Lock keyed by lease) leaves no
                 // deleted key behind; a fresh key per acquire leaves one in the prefix's index each time,
@@ -195,6 +198,9 @@ public class EtcdBenchmark {
                 long revision = queued.getHeader().getRevision();
                 if (!queued.getGetResponses().get(0).getKvs().get(0).getKey().equals(key)) {
                     throw new IllegalStateException("the floor's lock was not free");
+                }
+                if (s.backend.equals("jetcd-floor-plain-delete")) {
+                    return s.raw.getKVClient().delete(key).get(); // as etcd's lock service's Unlock
                 }
                 return s.raw.getKVClient()
                         .txn()
