@@ -2,6 +2,7 @@ package io.lockstep.etcd.internal;
 
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which queue keys of each lock this provider uses: a lock's keys are numbered slots ({@link
@@ -16,19 +17,24 @@ import java.util.concurrent.ConcurrentHashMap;
  * to); with slots a lock has as many keys as it ever had holders and waiters at once in one provider.
  *
  * <p>Cost: one map entry per lock with a claimed slot, holding the claiming owner tokens (already held
- * by the grants). Thread-safe.
+ * by the grants); with one claim, the token alone. Thread-safe.
  */
 final class QueueSlots {
 
-    private final ConcurrentHashMap<String, String[]> claims = new ConcurrentHashMap<>();
+    /**
+     * Lock name → its claims: the owner token of slot 0 alone (the common case: one holder at a time,
+     * no array), or an array indexed by slot, null where free.
+     */
+    private final ConcurrentHashMap<String, Object> claims = new ConcurrentHashMap<>();
 
     /** Claims the lowest free slot of {@code name} for {@code ownerToken}, and returns its number. */
     int claim(String name, String ownerToken) {
         int[] claimed = new int[1];
-        claims.compute(name, (n, owners) -> {
-            if (owners == null) {
-                return new String[] {ownerToken};
+        claims.compute(name, (n, current) -> {
+            if (current == null) {
+                return ownerToken;
             }
+            String[] owners = current instanceof String only ? new String[] {only} : (String[]) current;
             for (int i = 0; i < owners.length; i++) {
                 if (owners[i] == null) {
                     owners[i] = ownerToken;
@@ -47,9 +53,9 @@ final class QueueSlots {
     /** Whether slot {@code slot} of {@code name} is still claimed by {@code ownerToken}. */
     boolean isClaimed(String name, int slot, String ownerToken) {
         boolean[] mine = new boolean[1];
-        claims.computeIfPresent(name, (n, owners) -> {
-            mine[0] = slot < owners.length && ownerToken.equals(owners[slot]);
-            return owners;
+        claims.computeIfPresent(name, (n, current) -> {
+            mine[0] = ownerToken.equals(owner(current, slot));
+            return current;
         });
         return mine[0];
     }
@@ -59,18 +65,30 @@ final class QueueSlots {
      * otherwise (so a second confirmation of the same removal never frees another attempt's slot).
      */
     void free(String name, int slot, String ownerToken) {
-        claims.computeIfPresent(name, (n, owners) -> {
-            if (slot >= owners.length || !ownerToken.equals(owners[slot])) {
-                return owners;
+        claims.computeIfPresent(name, (n, current) -> {
+            if (!ownerToken.equals(owner(current, slot))) {
+                return current;
             }
+            if (current instanceof String) {
+                return null;
+            }
+            String[] owners = (String[]) current;
             owners[slot] = null;
-            for (String owner : owners) {
-                if (owner != null) {
+            for (int i = 1; i < owners.length; i++) {
+                if (owners[i] != null) {
                     return owners;
                 }
             }
-            return null;
+            return owners[0]; // slot 0 alone, or nothing (null removes the entry)
         });
+    }
+
+    private static @Nullable String owner(Object claims, int slot) {
+        if (claims instanceof String only) {
+            return slot == 0 ? only : null;
+        }
+        String[] owners = (String[]) claims;
+        return slot >= 0 && slot < owners.length ? owners[slot] : null;
     }
 
     /** How many locks have a claimed slot (for tests). */

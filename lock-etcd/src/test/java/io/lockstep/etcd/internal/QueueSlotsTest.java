@@ -2,6 +2,15 @@ package io.lockstep.etcd.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -49,5 +58,60 @@ class QueueSlotsTest {
         slots.free("b", 0, "t3");
         assertThat(slots.locks()).isZero();
         assertThat(slots.isClaimed("a", 0, "t1")).isFalse();
+    }
+
+    @Test
+    @DisplayName("slots are counted right while a lock's claims grow past one and shrink back to slot 0 alone")
+    void growAndShrink() {
+        assertThat(slots.claim("a", "t1")).isZero();
+        assertThat(slots.claim("a", "t2")).isEqualTo(1);
+        slots.free("a", 1, "t2");
+        assertThat(slots.isClaimed("a", 0, "t1")).isTrue();
+        assertThat(slots.isClaimed("a", 1, "t2")).isFalse();
+        assertThat(slots.claim("a", "t3")).isEqualTo(1);
+        slots.free("a", 0, "t1");
+        assertThat(slots.isClaimed("a", 1, "t3")).isTrue();
+        assertThat(slots.claim("a", "t4")).as("slot 0 is free again").isZero();
+        slots.free("a", 1, "t3");
+        slots.free("a", 1, "t3");
+        assertThat(slots.isClaimed("a", 0, "t4")).isTrue();
+        assertThat(slots.claim("a", "t5")).isEqualTo(1);
+        slots.free("a", 0, "t4");
+        slots.free("a", 1, "t5");
+        assertThat(slots.locks()).isZero();
+    }
+
+    @Test
+    @DisplayName("attempts claiming and freeing on one lock at once never share a slot")
+    void concurrentClaimsNeverShare() throws Exception {
+        Map<Integer, String> inUse = new ConcurrentHashMap<>();
+        List<String> clashes = Collections.synchronizedList(new ArrayList<>());
+        int threads = 4;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < 2_000; i++) {
+                        String token = thread + "-" + i;
+                        int slot = slots.claim("a", token);
+                        String before = inUse.putIfAbsent(slot, token);
+                        if (before != null || slot >= threads) {
+                            clashes.add(token + " got slot " + slot + " held by " + before);
+                        }
+                        inUse.remove(slot, token);
+                        slots.free("a", slot, token);
+                    }
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(clashes).isEmpty();
+        assertThat(slots.locks()).isZero();
     }
 }
