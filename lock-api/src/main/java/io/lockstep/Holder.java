@@ -31,7 +31,7 @@ public record Holder(String host, long pid, Optional<String> label) {
     public Holder {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(label, "label");
-        if (host.isEmpty() || host.length() > MAX_HOST_LENGTH || !host.chars().allMatch(Holder::printableNoSpace)) {
+        if (host.isEmpty() || host.length() > MAX_HOST_LENGTH || !allPrintableNoSpace(host)) {
             throw new IllegalArgumentException("host must be 1 to " + MAX_HOST_LENGTH
                     + " printable ASCII characters without spaces, was " + quoted(host));
         }
@@ -89,6 +89,16 @@ public record Holder(String host, long pid, Optional<String> label) {
 
     private static boolean printableNoSpace(int c) {
         return c > 0x20 && c < 0x7f;
+    }
+
+    /** A loop, not a stream: every acquire builds a holder, and the stream showed in its profile (issue 27). */
+    private static boolean allPrintableNoSpace(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (!printableNoSpace(text.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static final int QUOTED_MAX = 100;
