@@ -384,7 +384,11 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         if (before.getKvs().isEmpty()) {
             waiter.signal(); // the keys before ours are gone already: look again at once
         } else {
-            waiter.watch(before.getKvs().get(0).getKey(), before.getHeader().getRevision());
+            KeyValue predecessor = before.getKvs().get(0);
+            waiter.watch(
+                    predecessor.getKey(),
+                    predecessor.getCreateRevision(),
+                    before.getHeader().getRevision());
         }
         return Attempt.busy(Duration.ofSeconds(1));
     }

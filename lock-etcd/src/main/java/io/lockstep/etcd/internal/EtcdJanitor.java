@@ -36,7 +36,12 @@ final class EtcdJanitor implements AutoCloseable {
     private final Client client;
     private final Duration timeout;
     private final Function<Leftover, CompletableFuture<?>> remove;
-    private final Map<ByteSequence, Leftover> keys = new ConcurrentHashMap<>();
+    /**
+     * The keys to delete, one entry per key and owner token: a provider reuses its keys ({@link
+     * QueueSlots}), so two attempts' leftovers may name the same key, and neither may replace the other.
+     */
+    private final Map<Target, Leftover> keys = new ConcurrentHashMap<>();
+
     private final Map<Long, Boolean> leases = new ConcurrentHashMap<>();
     private final ScheduledFuture<?> schedule;
 
@@ -52,9 +57,17 @@ final class EtcdJanitor implements AutoCloseable {
                 .scheduleWithFixedDelay(this::cleanUp, PERIOD_MILLIS, PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** Deletes {@code leftover} in the background, retrying until etcd confirms. */
+    private record Target(ByteSequence key, String ownerToken) {}
+
+    /**
+     * Deletes {@code leftover} in the background, retrying until etcd confirms. Of two leftovers of the
+     * same attempt, the one that does not know the key's revision (it deletes by value) is kept.
+     */
     void removeKey(Leftover leftover) {
-        keys.merge(leftover.key(), leftover, (old, now) -> old.revision() == 0 ? old : now);
+        keys.merge(
+                new Target(leftover.key(), leftover.ownerToken()),
+                leftover,
+                (old, now) -> old.revision() == 0 ? old : now);
     }
 
     /** Revokes {@code leaseId} in the background, retrying until etcd confirms or says it is gone. */
@@ -77,7 +90,7 @@ final class EtcdJanitor implements AutoCloseable {
             }
             done.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((r, e) -> {
                 if (e == null) {
-                    keys.remove(leftover.key(), leftover);
+                    keys.remove(new Target(leftover.key(), leftover.ownerToken()), leftover);
                 }
             });
         }

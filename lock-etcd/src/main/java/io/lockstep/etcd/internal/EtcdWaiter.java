@@ -25,6 +25,10 @@ import org.slf4j.LoggerFactory;
  * read and the watch (over 10 % of contended handoffs in lock-bench). A deletion in that gap is still
  * not missed: the watch's creation reports the revision it starts after, and when that is past the read,
  * the waiter reads the key once more and looks again if it is gone.
+ *
+ * <p>A key is the one watched only at the create revision it was read with: a provider reuses its keys
+ * ({@link QueueSlots}), so a predecessor's key deleted in that gap may already be back, put by a later
+ * attempt that queued behind this waiter. Its presence must not keep the waiter waiting.
  */
 final class EtcdWaiter implements ReleaseWatch {
 
@@ -37,6 +41,7 @@ final class EtcdWaiter implements ReleaseWatch {
     private volatile boolean granted;
     private Watch.@Nullable Watcher watcher;
     private @Nullable ByteSequence watching;
+    private long watchingCreated;
 
     /**
      * @param where the endpoints, for messages
@@ -49,15 +54,16 @@ final class EtcdWaiter implements ReleaseWatch {
     }
 
     /**
-     * Watches the deletion of {@code predecessor}, which existed at revision {@code readAt}; the same key
-     * is watched once.
+     * Watches the deletion of {@code predecessor}, created at revision {@code created} and read at
+     * revision {@code readAt}; the same key (and creation) is watched once.
      */
-    synchronized void watch(ByteSequence predecessor, long readAt) {
-        if (predecessor.equals(watching) && watcher != null) {
+    synchronized void watch(ByteSequence predecessor, long created, long readAt) {
+        if (predecessor.equals(watching) && created == watchingCreated && watcher != null) {
             return;
         }
         stopWatching();
         watching = predecessor;
+        watchingCreated = created;
         watcher = client.getWatchClient()
                 .watch(
                         predecessor,
@@ -69,7 +75,7 @@ final class EtcdWaiter implements ReleaseWatch {
                                 response -> {
                                     if (response.isCreatedNotify()
                                             && response.getHeader().getRevision() > readAt) {
-                                        lookAgainIfGone(predecessor);
+                                        lookAgainIfGone(predecessor, created);
                                     }
                                     for (WatchEvent event : response.getEvents()) {
                                         if (event.getEventType() == WatchEvent.EventType.DELETE) {
@@ -82,18 +88,23 @@ final class EtcdWaiter implements ReleaseWatch {
     }
 
     /**
-     * Reads {@code predecessor} once more, off the caller's thread, and signals if it is gone (or if the
-     * read fails: the waiter then looks for itself).
+     * Reads {@code predecessor} once more, off the caller's thread, and signals if it is gone or was put
+     * again since (its create revision is no longer {@code created}), or if the read fails: the waiter
+     * then looks for itself.
      */
-    private void lookAgainIfGone(ByteSequence predecessor) {
-        client.getKVClient()
-                .get(predecessor, GetOption.builder().withCountOnly(true).build())
-                .whenComplete((reply, error) -> {
-                    if (error != null || reply.getCount() == 0) {
-                        signal();
-                    }
-                });
+    private void lookAgainIfGone(ByteSequence predecessor, long created) {
+        client.getKVClient().get(predecessor, KEY_ONLY).whenComplete((reply, error) -> {
+            if (error != null
+                    || reply.getKvs().isEmpty()
+                    || reply.getKvs().get(0).getCreateRevision() != created) {
+                signal();
+            }
+        });
     }
+
+    /** A read of the key and its revisions, not its value. */
+    private static final GetOption KEY_ONLY =
+            GetOption.builder().withKeysOnly(true).build();
 
     /** The lock was granted to this waiter: stop watching; closing it then withdraws nothing. */
     void granted() {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.PutResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
@@ -22,6 +23,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -160,5 +162,46 @@ class EtcdKeyReuseTest {
     private static Grant<EtcdBackend.Handle> granted(Attempt<EtcdBackend.Handle> attempt) {
         assertThat(attempt.isGranted()).as("granted").isTrue();
         return attempt.grant();
+    }
+
+    @Test
+    @DisplayName("a waiter whose predecessor's key was deleted and put again before its watch began is woken")
+    void aPredecessorPutAgainWakesTheWaiter() throws Exception {
+        ByteSequence key = ByteSequence.from("reuse4/#job/p.0", StandardCharsets.UTF_8);
+        PutResponse first = admin.getKVClient().put(key, key).get(5, TimeUnit.SECONDS);
+        long created = first.getHeader().getRevision();
+        admin.getKVClient().delete(key).get(5, TimeUnit.SECONDS);
+        admin.getKVClient().put(key, key).get(5, TimeUnit.SECONDS); // the slot's next attempt, behind the waiter
+        EtcdWaiter waiter = new EtcdWaiter(admin, etcd.endpoint(), w -> {});
+        try {
+            waiter.watch(key, created, created);
+            assertThat(waiter.await(Duration.ofSeconds(20)))
+                    .as("woken: the key it waits for is gone, whatever holds its name now")
+                    .isTrue();
+        } finally {
+            waiter.close();
+            admin.getKVClient().delete(key).get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    @DisplayName("the janitor keeps the leftovers of two attempts that used the same key, and deletes both")
+    void theJanitorKeepsEveryAttemptsLeftover() throws Exception {
+        ByteSequence key = ByteSequence.from("reuse5/#job/p.0", StandardCharsets.UTF_8);
+        List<EtcdJanitor.Leftover> removed = new CopyOnWriteArrayList<>();
+        try (EtcdJanitor janitor = new EtcdJanitor(admin, Duration.ofSeconds(5), LockRuntime.defaults(), leftover -> {
+            removed.add(leftover);
+            return CompletableFuture.completedFuture(null);
+        })) {
+            janitor.removeKey(new EtcdJanitor.Leftover("job", "token-a", key, 0, key, 0));
+            janitor.removeKey(new EtcdJanitor.Leftover("job", "token-b", key, 17, null, 0));
+            assertThat(janitor.pendingKeys()).isEqualTo(2);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (janitor.pendingKeys() > 0) {
+                assertThat(System.nanoTime() - deadline).as("the janitor ran").isNegative();
+                Thread.sleep(10);
+            }
+        }
+        assertThat(removed).extracting(EtcdJanitor.Leftover::ownerToken).contains("token-a", "token-b");
     }
 }
