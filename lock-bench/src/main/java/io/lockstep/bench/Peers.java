@@ -32,6 +32,21 @@ final class Peers {
         return Redisson.create(config);
     }
 
+    /** {@code tryLock(0, 30 s)} (no watchdog), which must succeed (the lock is the caller's own), then {@code unlock()}. */
+    private static void tryLockThenUnlock(RLock lock, Caller caller) {
+        boolean held;
+        try {
+            held = lock.tryLock(0, 30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+        if (!held) {
+            throw new IllegalStateException("lock '" + caller.name + "' was not free");
+        }
+        lock.unlock();
+    }
+
     /** Redisson {@code RLock}: {@code tryLock(0, 30 s)} (no watchdog), then {@code unlock()}. */
     static final class RedissonRLock implements Contender {
         private final RedissonClient client;
@@ -42,18 +57,7 @@ final class Peers {
 
         @Override
         public void acquireRelease(Caller caller) {
-            RLock lock = client.getLock(caller.name);
-            boolean held;
-            try {
-                held = lock.tryLock(0, 30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", e);
-            }
-            if (!held) {
-                throw new IllegalStateException("lock '" + caller.name + "' was not free");
-            }
-            lock.unlock();
+            tryLockThenUnlock(client.getLock(caller.name), caller);
         }
 
         @Override
@@ -114,18 +118,7 @@ final class Peers {
             for (int i = 0; i < perNode.length; i++) {
                 perNode[i] = clients.get(i).getLock(caller.name);
             }
-            org.redisson.RedissonRedLock lock = new org.redisson.RedissonRedLock(perNode);
-            boolean held;
-            try {
-                held = lock.tryLock(0, 30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", e);
-            }
-            if (!held) {
-                throw new IllegalStateException("lock '" + caller.name + "' was not free");
-            }
-            lock.unlock();
+            tryLockThenUnlock(new org.redisson.RedissonRedLock(perNode), caller);
         }
 
         @Override

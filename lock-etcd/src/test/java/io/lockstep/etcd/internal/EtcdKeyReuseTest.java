@@ -67,6 +67,20 @@ class EtcdKeyReuseTest {
                 .getKvs();
     }
 
+    /** A condition that may throw, polled by {@link #awaitTrue}. */
+    private interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    /** Polls {@code condition} until it holds; fails after 20 s (an event is awaited, not a time). */
+    private static void awaitTrue(String what, Condition condition) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.holds()) {
+            assertThat(System.nanoTime() - deadline).as(what + " within 20 s").isNegative();
+            Thread.sleep(10);
+        }
+    }
+
     private static String onlyKey(String prefix) throws Exception {
         List<KeyValue> kvs = keys(prefix);
         assertThat(kvs).as("keys under %s", prefix).hasSize(1);
@@ -100,13 +114,7 @@ class EtcdKeyReuseTest {
             String first = onlyKey("reuse2/#job/");
             CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
                     () -> locks.acquire("job", LeaseOptions.of(LEASE).withWaitTime(Duration.ofSeconds(30))));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (keys("reuse2/#job/").size() < 2) {
-                assertThat(System.nanoTime() - deadline)
-                        .as("the waiter queued in time")
-                        .isNegative();
-                Thread.sleep(10);
-            }
+            awaitTrue("the waiter queued", () -> keys("reuse2/#job/").size() == 2);
             assertThat(waiter)
                     .as("the waiter cannot be granted while the lock is held")
                     .isNotDone();
@@ -196,11 +204,7 @@ class EtcdKeyReuseTest {
             janitor.removeKey(new EtcdJanitor.Leftover("job", "token-a", key, 0, key, 0));
             janitor.removeKey(new EtcdJanitor.Leftover("job", "token-b", key, 17, null, 0));
             assertThat(janitor.pendingKeys()).isEqualTo(2);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (janitor.pendingKeys() > 0) {
-                assertThat(System.nanoTime() - deadline).as("the janitor ran").isNegative();
-                Thread.sleep(10);
-            }
+            awaitTrue("the janitor removed both", () -> janitor.pendingKeys() == 0);
         }
         assertThat(removed).extracting(EtcdJanitor.Leftover::ownerToken).contains("token-a", "token-b");
     }
