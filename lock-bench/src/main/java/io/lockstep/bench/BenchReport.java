@@ -734,8 +734,8 @@ public final class BenchReport {
                                 : first.benchmarkClass().equals("JdbcCallersBenchmark")
                                         ? "`: every operation is timed (JMH `SampleTime`); one acquire of a free lock and"
                                                 + " its release, each thread a caller on a lock name of its own, lock-jdbc"
-                                                + " and ShedLock over pools of 10 (session mode 16), each floor on one"
-                                                + " connection per caller. The server's counters are per operation.\n\n"
+                                                + " and ShedLock over pools of 10 (session mode 16), each floor over a pool"
+                                                + " of its mode's size. The server's counters are per operation.\n\n"
                                         : "`: every operation is timed (JMH `SampleTime`); the time from the holder's"
                                                 + " release until the waiter, already queued on another client, holds"
                                                 + " the lock.\n\n");

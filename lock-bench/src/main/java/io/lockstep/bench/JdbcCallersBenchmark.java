@@ -21,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -52,12 +51,14 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * ShedLock's JDBC provider in the same run. Every operation is timed (JMH {@code SampleTime}: p50 and p99).
  *
  * <ul>
- *   <li>{@code floor-lease}: one plain JDBC connection per caller running lock-jdbc's lease-mode claim and
- *       release statements ({@link JdbcBenchmark#CLAIM}, {@link JdbcBenchmark#RELEASE});
+ *   <li>{@code floor-lease}: plain JDBC running lock-jdbc's lease-mode claim and release statements ({@link
+ *       JdbcBenchmark#CLAIM}, {@link JdbcBenchmark#RELEASE}) over a HikariCP pool of {@link #LEASE_POOL}, the
+ *       size {@code lease} runs with: with more callers than connections both queue for one alike;
  *   <li>{@code floor-lease-sync}: the same with the release lock-jdbc ran before issue 27 (its {@code
  *       pg_notify} committed synchronously), to show what that cost;
  *   <li>{@code lease}: lock-jdbc lease mode, {@code poolSize=10} (HikariCP's default size);
- *   <li>{@code floor-session}: one plain JDBC connection per caller running session mode's transaction;
+ *   <li>{@code floor-session}: plain JDBC running session mode's transaction over a HikariCP pool of {@link
+ *       #SESSION_POOL}, session mode's default size;
  *   <li>{@code floor-session-sync}: the same as cdfe1e5 left it (the notice queued by the lock statement, sent
  *       by a synchronous bare {@code COMMIT});
  *   <li>{@code session}: lock-jdbc session mode, its default pool of 16 (one connection per held lock);
@@ -79,6 +80,12 @@ public class JdbcCallersBenchmark {
     private static final LeaseOptions LEASE = LeaseOptions.of(Duration.ofSeconds(30));
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int MOST_CALLERS = 64;
+
+    /** The pool lease mode runs with here, and its floors: HikariCP's default size. */
+    static final int LEASE_POOL = 10;
+
+    /** The pool session mode runs with (its default), and its floors. */
+    static final int SESSION_POOL = 16;
 
     /** The release lock-jdbc sent before issue 27: the same, its commit synchronous. */
     static final String RELEASE_SYNC = "WITH d AS (UPDATE lockstep_lease AS l SET owner = '', expires_at = 'epoch'"
@@ -118,7 +125,9 @@ public class JdbcCallersBenchmark {
         private @Nullable JdbcTemplateLockProvider shedlock;
         private final AtomicInteger callers = new AtomicInteger();
         private final LongAdder ops = new LongAdder();
-        private final List<Connection> floors = new CopyOnWriteArrayList<>();
+        /** A floor's connections: a pool of its mode's size, so a floor and its mode queue alike. */
+        private @Nullable HikariDataSource floorPool;
+
         private Map<String, Long> atStart = Map.of();
 
         /** Starts PostgreSQL and the contender; every caller's row is made before the counters are read. */
@@ -132,8 +141,10 @@ public class JdbcCallersBenchmark {
 
             String uri = pg.jdbcUrl() + "&createSchema=true&mode=";
             switch (lock) {
-                case "lease", "floor-lease", "floor-lease-sync" -> provider = Locks.open(uri + "lease&poolSize=10");
-                case "session", "floor-session", "floor-session-sync" -> provider = Locks.open(uri + "session");
+                case "lease", "floor-lease", "floor-lease-sync" ->
+                    provider = Locks.open(uri + "lease&poolSize=" + LEASE_POOL);
+                case "session", "floor-session", "floor-session-sync" ->
+                    provider = Locks.open(uri + "session&poolSize=" + SESSION_POOL);
                 case "shedlock-jdbc" -> {
                     try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
                             Statement st = c.createStatement()) {
@@ -168,6 +179,10 @@ public class JdbcCallersBenchmark {
             if (lock.startsWith("floor-")) {
                 provider.close();
                 provider = null;
+                HikariConfig config = new HikariConfig();
+                config.setJdbcUrl(pg.jdbcUrl());
+                config.setMaximumPoolSize(lock.startsWith("floor-lease") ? LEASE_POOL : SESSION_POOL);
+                floorPool = new HikariDataSource(config);
             }
         }
 
@@ -216,8 +231,8 @@ public class JdbcCallersBenchmark {
                 if (shedPool != null) {
                     shedPool.close();
                 }
-                for (Connection floor : floors) { // closed here too: the counters wait for every backend to end
-                    floor.close();
+                if (floorPool != null) { // the counters wait for every backend to end
+                    floorPool.close();
                 }
                 long measured = ops.sum();
                 if (pg == null || measured == 0) {
@@ -272,32 +287,19 @@ public class JdbcCallersBenchmark {
         }
     }
 
-    /** One benchmark thread: its own lock name and, for a floor, its own connection. */
+    /** One benchmark thread: its own lock name. */
     @State(Scope.Thread)
     public static class OwnName {
         private String name = "";
-        private @Nullable Connection floor;
 
-        /** Picks this thread's name; a floor opens its connection. */
+        /** Picks this thread's name. */
         @Setup(Level.Trial)
-        public void start(Server server) throws SQLException {
+        public void start(Server server) {
             int index = server.callers.incrementAndGet();
             if (index > MOST_CALLERS) {
                 throw new IllegalStateException("at most " + MOST_CALLERS + " callers");
             }
             name = Server.name(index);
-            if (server.lock.startsWith("floor-")) {
-                floor = DriverManager.getConnection(server.pg.jdbcUrl());
-                server.floors.add(floor);
-            }
-        }
-
-        /** Closes the floor's connection. */
-        @TearDown(Level.Trial)
-        public void stop() throws SQLException {
-            if (floor != null) {
-                floor.close();
-            }
         }
     }
 
@@ -313,16 +315,24 @@ public class JdbcCallersBenchmark {
                 return lease.release();
             }
             case "floor-lease" -> {
-                return JdbcBenchmark.floorLease(c.floor, c.name);
+                try (Connection floor = s.floorPool.getConnection()) {
+                    return JdbcBenchmark.floorLease(floor, c.name);
+                }
             }
             case "floor-lease-sync" -> {
-                return floorLeaseSync(c.floor, c.name);
+                try (Connection floor = s.floorPool.getConnection()) {
+                    return floorLeaseSync(floor, c.name);
+                }
             }
             case "floor-session" -> {
-                return JdbcBenchmark.floorSession(c.floor, c.name);
+                try (Connection floor = s.floorPool.getConnection()) {
+                    return JdbcBenchmark.floorSession(floor, c.name);
+                }
             }
             case "floor-session-sync" -> {
-                return floorSessionSync(c.floor, c.name);
+                try (Connection floor = s.floorPool.getConnection()) {
+                    return floorSessionSync(floor, c.name);
+                }
             }
             case "shedlock-jdbc" -> {
                 Optional<SimpleLock> held = s.shedlock.lock(
