@@ -41,9 +41,35 @@ public record Holder(String host, long pid, Optional<String> label) {
         label.ifPresent(Holder::requireValidLabel);
     }
 
-    /** This process (its host name and pid), with {@code label} if not null. */
+    /**
+     * This process (its host name and pid), with {@code label} if not null. Without a label it is one
+     * shared instance: every unlabelled acquire names the same holder, so none allocates or checks one.
+     */
     public static Holder thisProcess(@Nullable String label) {
-        return new Holder(LocalHost.NAME, ProcessHandle.current().pid(), Optional.ofNullable(label));
+        return label == null
+                ? ThisProcess.UNLABELLED
+                : new Holder(ThisProcess.UNLABELLED.host, ThisProcess.UNLABELLED.pid, Optional.of(label));
+    }
+
+    /** This process without a label, made on first use (the host name is looked up then). */
+    private static final class ThisProcess {
+        static final Holder UNLABELLED =
+                new Holder(LocalHost.NAME, ProcessHandle.current().pid(), Optional.empty());
+    }
+
+    /** Equal when host, pid and label are; the shared unlabelled instance answers without comparing. */
+    @Override
+    public boolean equals(@Nullable Object o) {
+        return this == o
+                || (o instanceof Holder other
+                        && pid == other.pid
+                        && host.equals(other.host)
+                        && label.equals(other.label));
+    }
+
+    @Override
+    public int hashCode() {
+        return (host.hashCode() * 31 + Long.hashCode(pid)) * 31 + label.hashCode();
     }
 
     /**

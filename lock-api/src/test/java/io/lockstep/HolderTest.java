@@ -32,6 +32,25 @@ class HolderTest {
     }
 
     @Test
+    @DisplayName("this process unlabelled is one instance; holders are equal by host, pid and label alone")
+    void equality() {
+        Holder unlabelled = Holder.thisProcess(null);
+        assertThat(Holder.thisProcess(null)).isSameAs(unlabelled);
+        Holder copy = new Holder(unlabelled.host(), unlabelled.pid(), Optional.empty());
+        assertThat(copy).isNotSameAs(unlabelled).isEqualTo(unlabelled).hasSameHashCodeAs(unlabelled);
+        assertThat(unlabelled).isEqualTo(copy);
+        Holder labelled = Holder.thisProcess("job");
+        assertThat(labelled.host()).isEqualTo(unlabelled.host());
+        assertThat(labelled.pid()).isEqualTo(unlabelled.pid());
+        assertThat(labelled).isNotEqualTo(unlabelled).isEqualTo(Holder.thisProcess("job"));
+        assertThat(labelled.hashCode()).isEqualTo(Holder.thisProcess("job").hashCode());
+        assertThat(new Holder("other-host", unlabelled.pid(), Optional.empty())).isNotEqualTo(unlabelled);
+        assertThat(new Holder(unlabelled.host(), unlabelled.pid() + 1, Optional.empty()))
+                .isNotEqualTo(unlabelled);
+        assertThat(unlabelled).isNotEqualTo(null).isNotEqualTo(unlabelled.host());
+    }
+
+    @Test
     @DisplayName("a bad label is rejected naming the label, the character and the rule")
     void badLabels() {
         LeaseOptions ok = LeaseOptions.of(Duration.ofSeconds(30));

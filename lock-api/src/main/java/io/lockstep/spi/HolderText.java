@@ -18,8 +18,21 @@ public final class HolderText {
 
     /** {@code holder} as text: {@code host pid[ label]}. */
     public static String encode(Holder holder) {
+        if (holder == Unlabelled.HOLDER) {
+            return Unlabelled.TEXT; // every unlabelled acquire: written once
+        }
+        return format(holder);
+    }
+
+    private static String format(Holder holder) {
         return holder.host() + " " + holder.pid()
                 + holder.label().map(l -> " " + l).orElse("");
+    }
+
+    /** This process unlabelled, and its text. */
+    private static final class Unlabelled {
+        static final Holder HOLDER = Holder.thisProcess(null);
+        static final String TEXT = format(HOLDER);
     }
 
     /**
