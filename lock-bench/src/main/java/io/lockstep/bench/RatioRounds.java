@@ -1,0 +1,394 @@
+package io.lockstep.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.util.Statistics;
+
+/**
+ * The ratios issue 27 sets targets for, measured so that a drifting machine cannot decide them: each row
+ * runs its contender and its references (its floor, its peer) one after the other in a <em>round</em>, the
+ * order reversed every other round, for several rounds; each round gives its own ratios, and the row
+ * reports every round's ratio, their median and their range. One JMH run per contender measures it against
+ * a machine that may be faster or slower a minute later (on a shared 2-core machine, the same trial moved
+ * by 20–40 % between iterations); a ratio from two trials run side by side, repeated, does not depend on
+ * when the run began.
+ *
+ * <p>The rows and their timing are those of {@code scripts/bench} (same benchmark classes, parameters,
+ * warm-ups and iterations, so each trial checks at its server what it ran); the metric is the mean time per
+ * operation for uncontended rows and the p50 and p99 of JMH's samples for sampled ones.
+ *
+ * <p>{@code java -cp lock-bench/target/benchmarks.jar io.lockstep.bench.RatioRounds --rounds 5 --out FILE
+ * [--commit C] [--only TEXT]} ({@code scripts/bench-rounds} builds the jar and runs it).
+ */
+public final class RatioRounds {
+
+    private RatioRounds() {}
+
+    /** How a row compares: by the mean (uncontended, average time) or by p50 and p99 (sampled). */
+    enum Metric {
+        MEAN,
+        P50_P99
+    }
+
+    /** JMH timing: warm-up iterations and seconds, measured iterations and seconds. */
+    record Timing(int warmups, int warmupSeconds, int iterations, int iterationSeconds) {
+        static final Timing STANDARD = new Timing(10, 1, 5, 1);
+        static final Timing HANDOFF = new Timing(8, 1, 3, 2);
+        static final Timing CALLERS = new Timing(8, 2, 3, 2);
+
+        String flags() {
+            return "-f 1 -wi " + warmups + " -w " + warmupSeconds + " -i " + iterations + " -r " + iterationSeconds;
+        }
+    }
+
+    /** One reference a contender is held to: its name and the largest ratio that meets the target. */
+    record Reference(String contender, double target) {}
+
+    /**
+     * One row: a benchmark method, its fixed parameters, the parameter that names the contender, the
+     * contender and what it is held to.
+     */
+    record Row(
+            String title,
+            String benchmark,
+            Map<String, String> fixed,
+            String contenderParam,
+            String contender,
+            List<Reference> references,
+            int threads,
+            Timing timing,
+            Metric metric) {
+
+        List<String> contenders() {
+            List<String> all = new ArrayList<>();
+            references.forEach(r -> all.add(r.contender()));
+            all.add(contender);
+            return all;
+        }
+
+        String command(String contender) {
+            StringBuilder b = new StringBuilder("java -jar lock-bench/target/benchmarks.jar ").append(benchmark);
+            fixed.forEach((k, v) -> b.append(" -p ").append(k).append('=').append(v));
+            b.append(" -p ").append(contenderParam).append('=').append(contender);
+            return b.append(' ')
+                    .append(timing.flags())
+                    .append(" -t ")
+                    .append(threads)
+                    .append(" -foe true")
+                    .toString();
+        }
+    }
+
+    /** The rows issue 27 left above their targets in the documented run of 2026-11-29 (commit 10e203b). */
+    static List<Row> rows() {
+        List<Row> rows = new ArrayList<>();
+        for (int threads : new int[] {2, 8}) {
+            rows.add(new Row(
+                    "Redis: contended handoff, " + threads + " threads (target: p50 ≤ 0.7× the 3-hop floor)",
+                    "HandoffBenchmark.handoff",
+                    Map.of(),
+                    "backend",
+                    "redis",
+                    List.of(new Reference("floor-redis", 0.7), new Reference("redisson-rlock", 1.0)),
+                    threads,
+                    Timing.STANDARD,
+                    Metric.P50_P99));
+        }
+        rows.add(new Row(
+                "Redlock, 5 nodes: uncontended acquire + release, 1 thread",
+                "AcquireReleaseBenchmark.acquireRelease",
+                Map.of(),
+                "backend",
+                "redlock-5",
+                List.of(new Reference("floor-redlock-5", 1.1), new Reference("redisson-redlock-5", 1.0)),
+                1,
+                Timing.STANDARD,
+                Metric.MEAN));
+        for (int threads : new int[] {1, 8}) {
+            rows.add(new Row(
+                    "etcd: uncontended acquire + release, " + threads + " thread" + (threads == 1 ? "" : "s"),
+                    "EtcdBenchmark.acquireRelease",
+                    Map.of(),
+                    "backend",
+                    "etcd",
+                    List.of(new Reference("jetcd-floor", 1.1), new Reference("jetcd-lock", 1.0)),
+                    threads,
+                    Timing.STANDARD,
+                    Metric.MEAN));
+        }
+        rows.add(new Row(
+                "etcd: contended handoff, 8 threads",
+                "HandoffBenchmark.handoff",
+                Map.of("server", "etcd"),
+                "backend",
+                "etcd",
+                List.of(new Reference("jetcd-lock", 1.0)),
+                8,
+                Timing.HANDOFF,
+                Metric.P50_P99));
+        rows.add(new Row(
+                "ZooKeeper: contended handoff, 2 threads",
+                "HandoffBenchmark.handoff",
+                Map.of("server", "zookeeper"),
+                "backend",
+                "lockstep",
+                List.of(new Reference("curator-mutex", 1.0)),
+                2,
+                Timing.HANDOFF,
+                Metric.P50_P99));
+        for (int threads : new int[] {4, 16}) {
+            rows.add(new Row(
+                    "PostgreSQL (fsync on), lease mode: uncontended, " + threads + " callers",
+                    "JdbcCallersBenchmark.acquireRelease",
+                    Map.of("fsync", "on"),
+                    "lock",
+                    "lease",
+                    List.of(new Reference("floor-lease", 1.1), new Reference("shedlock-jdbc", 1.0)),
+                    threads,
+                    Timing.CALLERS,
+                    Metric.P50_P99));
+        }
+        return rows;
+    }
+
+    /** One trial's figures, µs: the mean, or the p50 and p99. */
+    record Figures(double mean, double p50, double p99) {}
+
+    /** Runs the rows and writes the report. */
+    public static void main(String[] args) throws IOException, RunnerException {
+        Map<String, String> options = new TreeMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            options.put(args[i], args[i + 1]);
+        }
+        int rounds = Integer.parseInt(options.getOrDefault("--rounds", "5"));
+        if (rounds < 1 || rounds > 50) {
+            throw new IllegalArgumentException("--rounds must be 1 to 50, was " + rounds);
+        }
+        Path out = Path.of(options.getOrDefault("--out", "lock-bench/target/bench-rounds.md"));
+        String only = options.getOrDefault("--only", "");
+        String commit = options.getOrDefault("--commit", "unknown");
+        ZonedDateTime started = ZonedDateTime.now(ZoneOffset.UTC);
+        List<Row> rows = rows().stream()
+                .filter(r -> r.title().toLowerCase(Locale.ROOT).contains(only.toLowerCase(Locale.ROOT)))
+                .toList();
+        if (rows.isEmpty()) {
+            throw new IllegalArgumentException("--only '" + only + "' matches no row");
+        }
+        Map<Row, List<Map<String, Figures>>> results = new LinkedHashMap<>();
+        for (Row row : rows) {
+            List<Map<String, Figures>> perRound = new ArrayList<>();
+            for (int round = 0; round < rounds; round++) {
+                List<String> order = new ArrayList<>(row.contenders());
+                if (round % 2 == 1) {
+                    java.util.Collections.reverse(order);
+                }
+                Map<String, Figures> figures = new LinkedHashMap<>();
+                for (String contender : order) {
+                    System.out.printf("%n=== %s, round %d of %d: %s%n", row.title(), round + 1, rounds, contender);
+                    figures.put(contender, run(row, contender));
+                }
+                perRound.add(figures);
+            }
+            results.put(row, perRound);
+            // Written after every row: a run stopped part-way keeps what it measured.
+            Files.writeString(
+                    out,
+                    render(results, rounds, commit, started, ZonedDateTime.now(ZoneOffset.UTC)),
+                    StandardCharsets.UTF_8);
+        }
+        System.out.println("Wrote " + out);
+    }
+
+    private static Figures run(Row row, String contender) throws RunnerException {
+        ChainedOptionsBuilder builder = new OptionsBuilder()
+                .include("^" + Pattern.quote("io.lockstep.bench." + row.benchmark()) + "$")
+                .param(row.contenderParam(), contender)
+                .threads(row.threads())
+                .forks(1)
+                .warmupIterations(row.timing().warmups())
+                .warmupTime(TimeValue.seconds(row.timing().warmupSeconds()))
+                .measurementIterations(row.timing().iterations())
+                .measurementTime(TimeValue.seconds(row.timing().iterationSeconds()))
+                .shouldFailOnError(true);
+        row.fixed().forEach(builder::param);
+        Collection<RunResult> results = new Runner(builder.build()).run();
+        if (results.size() != 1) {
+            throw new IllegalStateException(row.command(contender) + " gave " + results.size() + " results, not 1");
+        }
+        Statistics stats = results.iterator().next().getPrimaryResult().getStatistics();
+        return new Figures(stats.getMean(), stats.getPercentile(50.0), stats.getPercentile(99.0));
+    }
+
+    /** The report: per row, each round's ratios, their median and range, and whether the median meets the target. */
+    static String render(
+            Map<Row, List<Map<String, Figures>>> results,
+            int rounds,
+            String commit,
+            ZonedDateTime started,
+            ZonedDateTime ended) {
+        DateTimeFormatter at = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'", Locale.ROOT);
+        BenchReport.Machine machine = BenchReport.Machine.here();
+        StringBuilder md = new StringBuilder();
+        md.append("# Issue 27's ratios, in interleaved rounds\n\n")
+                .append("Generated by `scripts/bench-rounds` (")
+                .append(RatioRounds.class.getName())
+                .append(") at commit ")
+                .append(commit)
+                .append(", ")
+                .append(at.format(started))
+                .append(" to ")
+                .append(at.format(ended))
+                .append(", on ")
+                .append(machine.cores())
+                .append(" cores (")
+                .append(machine.cpu())
+                .append("), ")
+                .append(machine.jdk())
+                .append(". Do not edit by hand.\n\n")
+                .append("Each row runs its contender and its references one after the other, ")
+                .append(rounds)
+                .append(rounds == 1 ? " round" : " rounds, the order reversed every other round")
+                .append(", each trial one JMH run with the timing of")
+                .append(" `scripts/bench` (its command is under the row). A ratio is the contender's time ÷ the")
+                .append(" reference's in the same round (below 1: Lockstep faster); a row meets its target when the")
+                .append(" median of its rounds' ratios is at most the target. Uncontended rows compare the mean")
+                .append(" time per operation, sampled rows the p50 and the p99.\n\n");
+        md.append("| row | contender ÷ reference | target | median | range | meets |\n");
+        md.append("|---|---|---|---|---|---|\n");
+        for (Map.Entry<Row, List<Map<String, Figures>>> entry : results.entrySet()) {
+            Row row = entry.getKey();
+            for (Reference ref : row.references()) {
+                for (String metric : metrics(row)) {
+                    double[] ratios = ratios(entry.getValue(), row.contender(), ref.contender(), metric);
+                    double median = median(ratios);
+                    md.append("| ")
+                            .append(row.title())
+                            .append(" | `")
+                            .append(row.contender())
+                            .append("` ÷ `")
+                            .append(ref.contender())
+                            .append("`, ")
+                            .append(metric)
+                            .append(" | ≤ ")
+                            .append(ratio(ref.target()))
+                            .append(" | ")
+                            .append(ratio(median))
+                            .append(" | ")
+                            .append(ratio(Arrays.stream(ratios).min().orElse(Double.NaN)))
+                            .append("–")
+                            .append(ratio(Arrays.stream(ratios).max().orElse(Double.NaN)))
+                            .append(" | ")
+                            .append(median <= ref.target() ? "yes" : "**no**")
+                            .append(" |\n");
+                }
+            }
+        }
+        for (Map.Entry<Row, List<Map<String, Figures>>> entry : results.entrySet()) {
+            Row row = entry.getKey();
+            md.append("\n## ").append(row.title()).append("\n\n");
+            for (String contender : row.contenders()) {
+                md.append("`").append(row.command(contender)).append("`  \n");
+            }
+            List<String> metrics = metrics(row);
+            md.append("\n| round | order |");
+            for (String contender : row.contenders()) {
+                for (String metric : metrics) {
+                    md.append(" `")
+                            .append(contender)
+                            .append("` ")
+                            .append(metric)
+                            .append(" µs |");
+                }
+            }
+            for (Reference ref : row.references()) {
+                for (String metric : metrics) {
+                    md.append(" ÷ `")
+                            .append(ref.contender())
+                            .append("` ")
+                            .append(metric)
+                            .append(" |");
+                }
+            }
+            md.append("\n|---|---|");
+            int columns =
+                    row.contenders().size() * metrics.size() + row.references().size() * metrics.size();
+            md.append("---|".repeat(columns)).append('\n');
+            List<Map<String, Figures>> perRound = entry.getValue();
+            for (int round = 0; round < perRound.size(); round++) {
+                Map<String, Figures> figures = perRound.get(round);
+                md.append("| ")
+                        .append(round + 1)
+                        .append(" | ")
+                        .append(String.join(", ", figures.keySet()))
+                        .append(" |");
+                for (String contender : row.contenders()) {
+                    for (String metric : metrics) {
+                        md.append(' ')
+                                .append(String.format(Locale.ROOT, "%,.1f", value(figures.get(contender), metric)))
+                                .append(" |");
+                    }
+                }
+                for (Reference ref : row.references()) {
+                    for (String metric : metrics) {
+                        md.append(' ')
+                                .append(ratio(value(figures.get(row.contender()), metric)
+                                        / value(figures.get(ref.contender()), metric)))
+                                .append(" |");
+                    }
+                }
+                md.append('\n');
+            }
+        }
+        return md.toString();
+    }
+
+    private static List<String> metrics(Row row) {
+        return row.metric() == Metric.MEAN ? List.of("mean") : List.of("p50", "p99");
+    }
+
+    private static double value(Figures f, String metric) {
+        return switch (metric) {
+            case "mean" -> f.mean();
+            case "p50" -> f.p50();
+            case "p99" -> f.p99();
+            default -> throw new IllegalArgumentException(metric);
+        };
+    }
+
+    static double[] ratios(List<Map<String, Figures>> rounds, String contender, String reference, String metric) {
+        return rounds.stream()
+                .mapToDouble(r -> value(r.get(contender), metric) / value(r.get(reference), metric))
+                .toArray();
+    }
+
+    static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    private static String ratio(double r) {
+        return String.format(Locale.ROOT, "%.2f×", r);
+    }
+}
