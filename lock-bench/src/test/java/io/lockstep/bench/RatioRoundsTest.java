@@ -2,10 +2,12 @@ package io.lockstep.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.Gson;
 import io.lockstep.bench.RatioRounds.Figures;
 import io.lockstep.bench.RatioRounds.Row;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +41,21 @@ class RatioRoundsTest {
                 .contains("java -jar lock-bench/target/benchmarks.jar AcquireReleaseBenchmark.acquireRelease"
                         + " -p backend=redlock-5 -f 1 -wi 10 -w 1 -i 5 -r 1 -t 1 -foe true");
         assertThat(RatioRounds.median(new double[] {3, 1, 2, 10})).isEqualTo(2.5);
+
+        // The raw figures give the same page; a round left unfinished is not counted.
+        Gson gson = new Gson();
+        List<String> lines = new ArrayList<>();
+        lines.add(gson.toJson(Map.of("commit", "abc1234", "started", at.toString(), "rounds", 3)));
+        for (int round = 0; round < rounds.size(); round++) {
+            for (Map.Entry<String, Figures> e : rounds.get(round).entrySet()) {
+                Figures f = e.getValue();
+                lines.add(gson.toJson(RatioRounds.Trial.of(
+                        redlock.title(), round + 1, e.getKey(), new Figures(f.mean(), Double.NaN, Double.NaN))));
+            }
+        }
+        lines.add(gson.toJson(new RatioRounds.Trial(redlock.title(), 4, "floor-redlock-5", 1, null, null)));
+        lines.add(gson.toJson(Map.of("ended", at.plusMinutes(5).toString())));
+        assertThat(RatioRounds.renderFrom(lines)).isEqualTo(md);
 
         results.put(redlock, List.of(figures(130, 100, 650), figures(120, 100, 600), figures(108, 100, 540)));
         assertThat(RatioRounds.render(results, 3, "abc1234", at, at))
