@@ -102,6 +102,15 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             .withLimit(1)
             .build();
 
+    /** The two newest keys under a lock's prefix, by create revision (names and revisions only). */
+    private static final GetOption NEWEST_TWO = GetOption.builder()
+            .isPrefix(true)
+            .withKeysOnly(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.DESCEND)
+            .withLimit(2)
+            .build();
+
     /** This process without a label: the holder of most grants. */
     private static final Holder UNLABELLED = Holder.thisProcess(null);
 
@@ -162,8 +171,41 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     private volatile long serverMinTtl;
 
-    /** The queue key an attempt claimed: slot {@code slot} of lock {@code name}, and the value it puts there. */
-    private record Queued(String name, int slot, ByteSequence key, ByteSequence value) {}
+    /**
+     * The queue key an attempt claimed: slot {@code slot} of lock {@code name}, and the value it puts there;
+     * once a reply showed the key on etcd, its create revision ({@link #seenAt}; 0 before, and again after a
+     * reply showed it gone).
+     */
+    private static final class Queued {
+        private final String name;
+        private final int slot;
+        private final ByteSequence key;
+        private final ByteSequence value;
+        volatile long seenAt;
+
+        Queued(String name, int slot, ByteSequence key, ByteSequence value) {
+            this.name = name;
+            this.slot = slot;
+            this.key = key;
+            this.value = value;
+        }
+
+        String name() {
+            return name;
+        }
+
+        int slot() {
+            return slot;
+        }
+
+        ByteSequence key() {
+            return key;
+        }
+
+        ByteSequence value() {
+            return value;
+        }
+    }
 
     /**
      * @param client the jetcd client; closed with the backend if {@code ownsClient}
@@ -286,23 +328,40 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         ByteSequence value = entry.value();
         ByteSequence prefix = keys.lockPrefix(name);
         long sentAt = now();
-        TxnResponse reply;
-        try {
-            reply = sendAcquire(name, ownerToken, value, session, key, prefix);
-        } catch (EtcdErrors.LeaseNotFound e) {
-            // The session lease ended on etcd before we noticed: end it here and queue on a new one.
-            session.end(LossReason.SESSION_EXPIRED);
-            if (!mayRetry) {
-                throw sessionEnded("acquiring lock '" + name + "'", e);
+        TxnResponse reply = null;
+        long seenAt = entry.seenAt;
+        if (seenAt > 0) {
+            // A waiter woken (or polling) with its key on etcd: read whether it is first now, no write.
+            reply = await(recheckTxn(key, prefix, seenAt), "acquiring lock '" + name + "'");
+            if (reply.isSucceeded()) {
+                entry.seenAt = 0; // the key is gone (its session ended, or the attempt was given up): queue again
+                reply = null;
             }
-            return tryLock(name, ownerToken, holder, leaseTime, false);
+        }
+        boolean rechecked = reply != null;
+        if (reply == null) {
+            try {
+                reply = sendAcquire(name, ownerToken, value, session, key, prefix);
+            } catch (EtcdErrors.LeaseNotFound e) {
+                // The session lease ended on etcd before we noticed: end it here and queue on a new one.
+                session.end(LossReason.SESSION_EXPIRED);
+                if (!mayRetry) {
+                    throw sessionEnded("acquiring lock '" + name + "'", e);
+                }
+                return tryLock(name, ownerToken, holder, leaseTime, false);
+            }
         }
         long revision;
         List<KeyValue> first;
+        // The key just before ours, when the reply says (a recheck's and a fresh put's do); else null.
+        @Nullable List<KeyValue> before = null;
         Session mine = session;
         if (reply.isSucceeded()) {
             revision = reply.getHeader().getRevision();
             first = reply.getGetResponses().get(0).getKvs();
+            // The put made the newest key under the prefix: the newest two are ours and the one before it.
+            List<KeyValue> newest = reply.getGetResponses().get(1).getKvs();
+            before = newest.size() > 1 ? newest.subList(1, 2) : List.of();
         } else {
             // Our key is already queued (a waiter's next attempt, or a retry after a lost reply).
             List<KeyValue> ownKvs = reply.getGetResponses().get(0).getKvs();
@@ -322,10 +381,14 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             }
             revision = own.getCreateRevision();
             first = reply.getGetResponses().get(1).getKvs();
+            if (rechecked) {
+                before = reply.getGetResponses().get(2).getKvs();
+            }
             Session bound = sessionByLease(own.getLease());
             if (bound == null) {
                 // Queued on a session that has since ended here: its validity cannot be vouched for.
                 await(deleteKey(leftover(entry, ownerToken), null), "removing a queue entry");
+                entry.seenAt = 0;
                 if (!mayRetry) {
                     throw new BackendUnavailableException(
                             "acquiring lock '" + name + "' failed: the session of its queue entry on etcd at " + where
@@ -370,25 +433,19 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             await(removeKey(leftover(entry, ownerToken)), "removing a queue entry");
             return Attempt.busy(Duration.ZERO);
         }
-        GetResponse before = await(
-                kv.get(
-                        prefix,
-                        GetOption.builder()
-                                .isPrefix(true)
-                                .withMaxCreateRevision(revision - 1)
-                                .withSortField(GetOption.SortTarget.CREATE)
-                                .withSortOrder(GetOption.SortOrder.DESCEND)
-                                .withLimit(1)
-                                .build()),
-                "looking up the waiter before '" + name + "'");
-        if (before.getKvs().isEmpty()) {
+        entry.seenAt = revision;
+        long readAt = reply.getHeader().getRevision();
+        if (before == null) {
+            // A retry that found its key put already: look the key before ours up on its own.
+            GetResponse lookup = await(kv.get(prefix, before(revision)), "looking up the waiter before '" + name + "'");
+            before = lookup.getKvs();
+            readAt = lookup.getHeader().getRevision();
+        }
+        if (before.isEmpty()) {
             waiter.signal(); // the keys before ours are gone already: look again at once
         } else {
-            KeyValue predecessor = before.getKvs().get(0);
-            waiter.watch(
-                    predecessor.getKey(),
-                    predecessor.getCreateRevision(),
-                    before.getHeader().getRevision());
+            KeyValue predecessor = before.get(0);
+            waiter.watch(predecessor.getKey(), predecessor.getCreateRevision(), readAt);
         }
         return Attempt.busy(Duration.ofSeconds(1));
     }
@@ -458,9 +515,38 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                                 key,
                                 value,
                                 PutOption.builder().withLeaseId(session.leaseId).build()),
-                        Op.get(prefix, FIRST))
+                        Op.get(prefix, FIRST),
+                        Op.get(prefix, NEWEST_TWO))
                 .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST))
                 .commit();
+    }
+
+    /**
+     * A queued waiter's next look, read-only: if its key is gone the compare holds and nothing is read;
+     * otherwise its key, the queue's head and the key just before its own (created before {@code
+     * revision}), as the acquire transaction's "already queued" branch reads the first two. etcd sends a
+     * transaction with a write in either branch through consensus, so the acquire transaction sent again
+     * cost a log entry (fsynced on every member) per wake-up; this is a linearizable read (its gets are
+     * not serializable), which etcd answers from the leader's committed state without writing.
+     */
+    private CompletableFuture<TxnResponse> recheckTxn(ByteSequence key, ByteSequence prefix, long revision) {
+        return kv.txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                .Then()
+                .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST), Op.get(prefix, before(revision)))
+                .commit();
+    }
+
+    /** The newest key under a lock's prefix created before {@code revision} (name and revisions only). */
+    private static GetOption before(long revision) {
+        return GetOption.builder()
+                .isPrefix(true)
+                .withKeysOnly(true)
+                .withMaxCreateRevision(revision - 1)
+                .withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.DESCEND)
+                .withLimit(1)
+                .build();
     }
 
     @Override
