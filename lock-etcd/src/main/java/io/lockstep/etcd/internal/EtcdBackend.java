@@ -381,7 +381,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             }
             revision = own.getCreateRevision();
             first = reply.getGetResponses().get(1).getKvs();
-            if (rechecked) {
+            if (rechecked && revision == seenAt) {
+                // Read below the revision the key was seen at; a key put again since looks its predecessor up.
                 before = reply.getGetResponses().get(2).getKvs();
             }
             Session bound = sessionByLease(own.getLease());
