@@ -12,10 +12,6 @@ import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.spi.ClockDrift;
 import io.lockstep.tck.servers.EtcdServer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -146,16 +142,6 @@ class EtcdDriftAllowanceTest {
 
     /** How many leases etcd has granted since it started, from its own metrics. */
     private static long leases() throws Exception {
-        HttpResponse<String> metrics = HttpClient.newHttpClient()
-                .send(
-                        HttpRequest.newBuilder(URI.create(etcd.endpoint() + "/metrics"))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
-        return metrics.body()
-                .lines()
-                .filter(line -> line.startsWith("etcd_debugging_lease_granted_total "))
-                .mapToLong(line -> (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1)))
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("etcd reports no etcd_debugging_lease_granted_total"));
+        return EtcdMetrics.sum(etcd, "etcd_debugging_lease_granted_total", "");
     }
 }

@@ -10,16 +10,10 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.tck.servers.EtcdServer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -36,8 +30,6 @@ import org.junit.jupiter.api.Test;
 class EtcdHandoffWritesTest {
 
     private static final LeaseOptions LONG = LeaseOptions.of(Duration.ofSeconds(30));
-    private static final Pattern COMMITTED =
-            Pattern.compile("^etcd_server_proposals_committed_total ([0-9.e+]+)$", Pattern.MULTILINE);
     private static EtcdServer etcd;
     private static Client admin;
 
@@ -102,16 +94,6 @@ class EtcdHandoffWritesTest {
     }
 
     private static long committed() throws Exception {
-        HttpResponse<String> response = HttpClient.newHttpClient()
-                .send(
-                        HttpRequest.newBuilder(URI.create(etcd.endpoint() + "/metrics"))
-                                .timeout(Duration.ofSeconds(10))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
-        Matcher m = COMMITTED.matcher(response.body());
-        assertThat(m.find())
-                .as("etcd reports etcd_server_proposals_committed_total")
-                .isTrue();
-        return (long) Double.parseDouble(m.group(1));
+        return EtcdMetrics.sum(etcd, "etcd_server_proposals_committed_total", "");
     }
 }

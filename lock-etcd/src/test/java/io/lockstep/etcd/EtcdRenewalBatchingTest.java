@@ -16,17 +16,10 @@ import io.lockstep.LossReason;
 import io.lockstep.tck.CountingMetrics;
 import io.lockstep.tck.Timing;
 import io.lockstep.tck.servers.EtcdServer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -40,9 +33,6 @@ import org.junit.jupiter.api.Test;
 class EtcdRenewalBatchingTest {
 
     private static final int LEASES = 200;
-    private static final Pattern TXN_RECEIVED = Pattern.compile(
-            "^grpc_server_msg_received_total\\{[^}]*grpc_method=\"Txn\"[^}]*\\} ([0-9.e+]+)$", Pattern.MULTILINE);
-
     private final Timing timing = Timing.fromSystemProperty();
     private final List<AutoCloseable> toClose = new ArrayList<>();
 
@@ -134,17 +124,6 @@ class EtcdRenewalBatchingTest {
 
     /** The Txn requests etcd has received, from its own {@code /metrics}. */
     private static long txnsReceived(EtcdServer etcd) throws Exception {
-        HttpResponse<String> metrics = HttpClient.newHttpClient()
-                .send(
-                        HttpRequest.newBuilder(URI.create(etcd.endpoint() + "/metrics"))
-                                .timeout(Duration.ofSeconds(5))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
-        Matcher m = TXN_RECEIVED.matcher(metrics.body());
-        long total = 0;
-        while (m.find()) {
-            total += (long) Double.parseDouble(m.group(1));
-        }
-        return total;
+        return EtcdMetrics.sum(etcd, "grpc_server_msg_received_total", "grpc_method=\"Txn\"");
     }
 }
