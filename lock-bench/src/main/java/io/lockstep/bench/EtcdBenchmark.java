@@ -66,7 +66,11 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * an {@code acquireRelease} trial fails unless that is two {@code Txn} per operation ({@code jetcd-floor},
  * {@code etcd}) or one {@code Lock} and one {@code Unlock} ({@code jetcd-lock}).
  *
- * <p>Each etcd write waits for an fsync: compare within one run only.
+ * <p>etcd runs with its default durability, its data directory on disk ({@link EtcdServer#startOnDisk()}):
+ * each write waits for its log's fsync, as on a user's member. Until 2026-11-30 it ran in {@code /dev/shm},
+ * where an fsync costs nothing, like the tests' members. Each trial also prints etcd's own work per
+ * operation (log fsyncs, their mean time, the member's CPU), read from its metrics. Compare within one
+ * run only.
  */
 @Fork(1)
 @Warmup(iterations = 3, time = 2)
@@ -104,11 +108,12 @@ public class EtcdBenchmark {
         private @Nullable LockProvider locks;
         private long sessionLease;
         private Map<String, Long> before = Map.of();
+        private double[] workBefore = new double[3];
 
         /** Starts etcd and the clients. */
         @Setup(Level.Trial)
         public void start() throws Exception {
-            etcd = EtcdServer.start();
+            etcd = EtcdServer.startOnDisk();
             raw = Client.builder().endpoints(etcd.endpoint()).build();
             sessionLease = raw.getLeaseClient().grant(60).get().getID();
             raw.getLeaseClient().keepAlive(sessionLease, new io.grpc.stub.StreamObserver<>() {
@@ -126,6 +131,7 @@ public class EtcdBenchmark {
             Lease first = locks.tryAcquire("bench-prime", options).orElseThrow();
             first.release();
             before = EtcdCounters.received(etcd.endpoint());
+            workBefore = EtcdCounters.work(etcd.endpoint());
         }
 
         /** Checks the requests etcd saw per operation, records them for the report, stops everything. */
@@ -136,6 +142,9 @@ public class EtcdBenchmark {
                 Map<String, Double> perOp =
                         EtcdCounters.perOperation(before, EtcdCounters.received(etcd.endpoint()), ops);
                 System.out.printf("%netcd gRPC messages per operation, %s (%d operations): %s%n", backend, ops, perOp);
+                System.out.printf(
+                        "etcd's own work per operation, %s: %s%n",
+                        backend, EtcdCounters.describeWork(workBefore, EtcdCounters.work(etcd.endpoint()), ops));
                 List<String> problems = new ArrayList<>();
                 expected(backend).forEach((method, n) -> {
                     double seen = perOp.getOrDefault(method, 0.0);
@@ -251,7 +260,7 @@ public class EtcdBenchmark {
         /** Starts etcd and two clients. */
         @Setup(Level.Trial)
         public void start() throws Exception {
-            etcd = EtcdServer.start();
+            etcd = EtcdServer.startOnDisk();
             raw = Client.builder().endpoints(etcd.endpoint()).build();
             rawWaiter = Client.builder().endpoints(etcd.endpoint()).build();
             holderLease = raw.getLeaseClient().grant(60).get().getID();

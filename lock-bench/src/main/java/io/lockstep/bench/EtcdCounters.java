@@ -6,6 +6,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
@@ -58,6 +59,39 @@ final class EtcdCounters {
             }
         });
         return out;
+    }
+
+    /**
+     * The member's own work so far: log fsyncs (count and seconds) and the process's CPU seconds, for
+     * {@link #describeWork}.
+     */
+    static double[] work(String endpoint) {
+        String text = metrics(endpoint);
+        return new double[] {
+            sample(text, "etcd_disk_wal_fsync_duration_seconds_count"),
+            sample(text, "etcd_disk_wal_fsync_duration_seconds_sum"),
+            sample(text, "process_cpu_seconds_total")
+        };
+    }
+
+    /** What the member did per operation between two {@link #work} readings, as one line. */
+    static String describeWork(double[] before, double[] after, long operations) {
+        double fsyncs = after[0] - before[0];
+        return String.format(
+                Locale.ROOT,
+                "%.2f log fsyncs (mean %.0f µs), %.0f µs of CPU",
+                fsyncs / operations,
+                fsyncs == 0 ? 0 : (after[1] - before[1]) / fsyncs * 1e6,
+                (after[2] - before[2]) / operations * 1e6);
+    }
+
+    private static double sample(String text, String name) {
+        Matcher m =
+                Pattern.compile("^" + name + " ([0-9.e+]+)$", Pattern.MULTILINE).matcher(text);
+        if (!m.find()) {
+            throw new IllegalStateException("no " + name + " in etcd's /metrics");
+        }
+        return Double.parseDouble(m.group(1));
     }
 
     /** {@code "etcd 3.5.x"}, from the member's metrics. */

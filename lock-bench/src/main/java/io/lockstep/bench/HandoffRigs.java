@@ -32,7 +32,8 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
  *       thread as etcd's lock service keys a waiter by its lease): gRPC messages received per method
  *       ({@link EtcdCounters}); every grant must move etcd's revision by exactly 2 (the waiter's key
  *       written, then deleted), and a {@code jetcd-lock} grant must cost exactly one {@code Lock} and
- *       one {@code Unlock};
+ *       one {@code Unlock}; etcd's data directory is on disk ({@link EtcdServer#startOnDisk()}), so each
+ *       write waits for its fsync, and the trial prints etcd's fsyncs and CPU per grant;
  *   <li>ZooKeeper ({@code lockstep}: lock-zookeeper; {@code curator-mutex}: Curator {@code
  *       InterProcessMutex}, one instance shared by the threads, as its per-thread state allows):
  *       requests received ({@code zk_packets_received}); every grant must cost 2 write transactions
@@ -109,11 +110,12 @@ final class HandoffRigs {
         private final Client raw;
         private final HandoffLock lock;
         private Map<String, Long> before = Map.of();
+        private double[] workBefore = new double[3];
         private long revisionBefore;
 
         EtcdRig(String backend) {
             this.backend = backend;
-            etcd = EtcdServer.start();
+            etcd = EtcdServer.startOnDisk();
             raw = Client.builder().endpoints(etcd.endpoint()).build();
             lock = switch (backend) {
                 case "etcd" -> new LockstepLock(Locks.open(etcd.uri()));
@@ -134,12 +136,16 @@ final class HandoffRigs {
         public void startCounting() {
             revisionBefore = revision(); // a Range, read before the message counters start
             before = EtcdCounters.received(etcd.endpoint());
+            workBefore = EtcdCounters.work(etcd.endpoint());
         }
 
         @Override
         public HandoffBenchmark.Counted count(long grants, int threads) {
             Map<String, Double> perGrant =
                     EtcdCounters.perOperation(before, EtcdCounters.received(etcd.endpoint()), grants);
+            System.out.printf(
+                    "etcd's own work per grant, %s: %s%n",
+                    backend, EtcdCounters.describeWork(workBefore, EtcdCounters.work(etcd.endpoint()), grants));
             double calls =
                     perGrant.values().stream().mapToDouble(Double::doubleValue).sum();
             perGrant.put("revisions", (revision() - revisionBefore) / (double) grants);

@@ -102,6 +102,18 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             .withLimit(1)
             .build();
 
+    /**
+     * The queue's head, name and revisions only: an attempt needs to know whether the head is its own key,
+     * not whose it is (its value stays on the server).
+     */
+    private static final GetOption HEAD_KEY = GetOption.builder()
+            .isPrefix(true)
+            .withKeysOnly(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .withLimit(1)
+            .build();
+
     /** The two newest keys under a lock's prefix, by create revision (names and revisions only). */
     private static final GetOption NEWEST_TWO = GetOption.builder()
             .isPrefix(true)
@@ -516,9 +528,9 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                                 key,
                                 value,
                                 PutOption.builder().withLeaseId(session.leaseId).build()),
-                        Op.get(prefix, FIRST),
+                        Op.get(prefix, HEAD_KEY),
                         Op.get(prefix, NEWEST_TWO))
-                .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST))
+                .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, HEAD_KEY))
                 .commit();
     }
 
@@ -534,7 +546,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
         return kv.txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                 .Then()
-                .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, FIRST), Op.get(prefix, before(revision)))
+                .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, HEAD_KEY), Op.get(prefix, before(revision)))
                 .commit();
     }
 

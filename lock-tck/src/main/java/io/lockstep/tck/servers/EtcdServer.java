@@ -38,16 +38,23 @@ public final class EtcdServer extends LocalServer {
     private final List<String> extraArgs;
     private final @Nullable Path tlsCert;
     private final @Nullable Path tlsKey;
+    private final boolean onDisk;
     private volatile String initialCluster;
     private @Nullable Path dataDir;
 
     EtcdServer(String memberName, int peerPort, List<String> extraArgs) {
-        this(memberName, peerPort, extraArgs, null, null);
+        this(memberName, peerPort, extraArgs, null, null, false);
     }
 
     private EtcdServer(
-            String memberName, int peerPort, List<String> extraArgs, @Nullable Path tlsCert, @Nullable Path tlsKey) {
+            String memberName,
+            int peerPort,
+            List<String> extraArgs,
+            @Nullable Path tlsCert,
+            @Nullable Path tlsKey,
+            boolean onDisk) {
         super("etcd", INSTALL);
+        this.onDisk = onDisk;
         this.memberName = memberName;
         this.peerPort = peerPort;
         this.extraArgs = List.copyOf(extraArgs);
@@ -61,7 +68,7 @@ public final class EtcdServer extends LocalServer {
      * (clients are not asked for certificates); {@link #uri()} is then {@code etcds://}.
      */
     public static EtcdServer startTls(Path certificatePem, Path privateKeyPem) {
-        EtcdServer server = new EtcdServer("solo", freePort(), List.of(), certificatePem, privateKeyPem);
+        EtcdServer server = new EtcdServer("solo", freePort(), List.of(), certificatePem, privateKeyPem, false);
         server.startProcess();
         return server;
     }
@@ -74,6 +81,17 @@ public final class EtcdServer extends LocalServer {
     /** Starts a single-member etcd with extra command-line flags (for example {@code --auth-token}). */
     public static EtcdServer startWith(List<String> extraArgs) {
         EtcdServer server = new EtcdServer("solo", freePort(), extraArgs);
+        server.startProcess();
+        return server;
+    }
+
+    /**
+     * Starts a single-member etcd whose data directory is on disk (under the system's temporary
+     * directory) rather than in memory: every write waits for its log's fsync, as on a user's member with
+     * etcd's default durability. For benchmarks; tests use {@link #start()}.
+     */
+    public static EtcdServer startOnDisk() {
+        EtcdServer server = new EtcdServer("solo", freePort(), List.of(), null, null, true);
         server.startProcess();
         return server;
     }
@@ -119,7 +137,9 @@ public final class EtcdServer extends LocalServer {
     /** Where this member keeps its data, the same across restarts: in memory if it can be, else in {@code workDir}. */
     private synchronized Path dataDir(Path workDir) {
         if (dataDir == null) {
-            dataDir = InMemoryDirs.create("lockstep-etcd-" + memberName + "-").orElse(workDir.resolve("data"));
+            dataDir = onDisk
+                    ? workDir.resolve("data")
+                    : InMemoryDirs.create("lockstep-etcd-" + memberName + "-").orElse(workDir.resolve("data"));
         }
         return dataDir;
     }
