@@ -27,4 +27,7 @@ public class Caller {
 
     /** The last fence this thread's Redlock floor had granted on {@link #name}. */
     long fence;
+
+    /** How many acquires this thread's etcd floor has made (its owner tokens count them). */
+    long floorOps;
 }

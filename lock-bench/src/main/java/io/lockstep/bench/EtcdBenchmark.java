@@ -13,10 +13,12 @@ import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
+import io.lockstep.spi.HolderText;
 import io.lockstep.tck.servers.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -46,9 +48,11 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * the benchmark starts on loopback.
  *
  * <ul>
- *   <li>{@code acquireRelease} with {@code jetcd-floor}: raw jetcd doing exactly lock-etcd's round
- *       trips, one transaction to queue a key on a session lease and read the queue's head, one
- *       compare-and-delete transaction to release; {@code etcd}: lock-etcd; {@code jetcd-lock}: jetcd's
+ *   <li>{@code acquireRelease} with {@code jetcd-floor}: raw jetcd sending exactly lock-etcd's
+ *       transactions, with keys and values of the same shape and length: one to queue a key on a session
+ *       lease if neither it nor the attempt's tombstone exists (lock-etcd's fence against a late
+ *       acquire) and read the queue's head and its two newest keys (names only), one compare-and-delete
+ *       to release; {@code etcd}: lock-etcd; {@code jetcd-lock}: jetcd's
  *       {@code Lock.lock(name, lease)} and {@code unlock(key)} (etcd's lock service). The floor, like
  *       lock-etcd and etcd's lock service, puts the same key on every acquire. Not in the default run,
  *       {@code -p backend=jetcd-floor-new-key}: the floor with a new key on every acquire, as lock-etcd
@@ -77,12 +81,38 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Measurement(iterations = 5, time = 2)
 public class EtcdBenchmark {
 
-    private static final GetOption FIRST = GetOption.builder()
+    /** The queue's head, name and revisions only (lock-etcd's acquire reads it so). */
+    private static final GetOption HEAD_KEY = GetOption.builder()
             .isPrefix(true)
+            .withKeysOnly(true)
             .withSortField(GetOption.SortTarget.CREATE)
             .withSortOrder(GetOption.SortOrder.ASCEND)
             .withLimit(1)
             .build();
+
+    /** The two newest keys (lock-etcd's acquire reads them so a waiter learns its predecessor). */
+    private static final GetOption NEWEST_TWO = GetOption.builder()
+            .isPrefix(true)
+            .withKeysOnly(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.DESCEND)
+            .withLimit(2)
+            .build();
+
+    /** A provider id as long as lock-etcd's (16 hex digits). */
+    private static final String FLOOR_PROVIDER = "0123456789abcdef";
+
+    /** What lock-etcd writes after the owner token: this process's holder text. */
+    private static final String FLOOR_HOLDER = HolderText.encode(io.lockstep.Holder.thisProcess(null));
+
+    private static byte[] longBytes(long n) {
+        byte[] out = new byte[8];
+        for (int i = 7; i >= 0; i--) {
+            out[i] = (byte) n;
+            n >>>= 8;
+        }
+        return out;
+    }
 
     /** What each contender must be seen to send per acquire + release: gRPC messages per method. */
     static Map<String, Double> expected(String backend) {
@@ -185,23 +215,32 @@ public class EtcdBenchmark {
         s.operations.increment();
         switch (s.backend) {
             case "jetcd-floor", "jetcd-floor-new-key", "jetcd-floor-plain-delete" -> {
-                ByteSequence prefix = bytes("floor/" + caller.name + "/");
+                // lock-etcd's layout: <prefix>#<encoded name>/<provider>.<slot>, the tombstone <prefix>#<name>#<token>.
+                String lock = "floor#" + caller.name.replace("/", "%2F");
+                ByteSequence prefix = bytes(lock + "/");
                 // The same key every time (as lock-etcd's slot, and jetcd's Lock keyed by lease) leaves no
                 // deleted key behind; a fresh key per acquire leaves one in the prefix's index each time,
                 // which the head's sorted range walks until etcd compacts.
-                ByteSequence key = bytes("floor/" + caller.name + "/"
-                        + (s.backend.equals("jetcd-floor-new-key") ? UUID.randomUUID() : "same"));
+                ByteSequence key = bytes(lock + "/"
+                        + (s.backend.equals("jetcd-floor-new-key") ? UUID.randomUUID() : FLOOR_PROVIDER + ".0"));
+                // An owner token as long as lock-etcd's (32 hex digits), from a cheap source: the floor's client
+                // costs are the raw client's alone.
+                String token = HexFormat.of().formatHex(longBytes(caller.floorOps++)) + FLOOR_PROVIDER;
                 TxnResponse queued = s.raw.getKVClient()
                         .txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                        .If(
+                                new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)),
+                                new Cmp(bytes(lock + "#" + token), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                         .Then(
                                 Op.put(
                                         key,
-                                        key,
+                                        bytes(token + " " + FLOOR_HOLDER),
                                         PutOption.builder()
                                                 .withLeaseId(s.sessionLease)
                                                 .build()),
-                                Op.get(prefix, FIRST))
+                                Op.get(prefix, HEAD_KEY),
+                                Op.get(prefix, NEWEST_TWO))
+                        .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, HEAD_KEY))
                         .commit()
                         .get();
                 long revision = queued.getHeader().getRevision();
