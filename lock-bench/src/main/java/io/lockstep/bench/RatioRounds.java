@@ -238,7 +238,30 @@ public final class RatioRounds {
                 Map<String, Figures> figures = new LinkedHashMap<>();
                 for (String contender : order) {
                     System.out.printf("%n=== %s, round %d of %d: %s%n", row.title(), round + 1, rounds, contender);
-                    Figures f = run(row, contender);
+                    Figures f;
+                    try {
+                        f = run(row, contender);
+                    } catch (RunnerException e) {
+                        // A peer's own failure (Redisson once timed out taking its pub/sub subscription lock)
+                        // must not cost the rounds measured so far: the trial runs once more, and the
+                        // failure is kept in the raw file. A second failure ends the run.
+                        System.out.printf("%n=== the trial failed (%s); running it once more%n", e.getMessage());
+                        Files.writeString(
+                                raw,
+                                gson.toJson(Map.of(
+                                                "row",
+                                                row.title(),
+                                                "round",
+                                                round + 1,
+                                                "contender",
+                                                contender,
+                                                "failed",
+                                                String.valueOf(e.getMessage())))
+                                        + "\n",
+                                StandardCharsets.UTF_8,
+                                StandardOpenOption.APPEND);
+                        f = run(row, contender);
+                    }
                     figures.put(contender, f);
                     Files.writeString(
                             raw,
@@ -296,6 +319,9 @@ public final class RatioRounds {
             if (object.has("ended")) {
                 ended = ZonedDateTime.parse(object.get("ended").getAsString());
                 continue;
+            }
+            if (object.has("failed")) {
+                continue; // a trial that failed and was run again: the next line of its row has its figures
             }
             Trial t = gson.fromJson(object, Trial.class);
             Row row = byTitle.get(t.row());
