@@ -159,8 +159,9 @@ public final class BenchReport {
                         + " (lockAtLeastFor 0): `SET NX PX`, then a plain `DEL` (unfenced, no owner check)");
         WHAT.put(
                 "jetcd-floor",
-                "**floor** of `etcd`: raw jetcd, lock-etcd's two transactions (queue a key on a session lease and"
-                        + " read the head; compare-and-delete)");
+                "**floor** of `etcd`: raw jetcd sending lock-etcd's two transactions as it sends them (queue a key"
+                        + " on a session lease unless it or the attempt's tombstone exists, read the head and the two"
+                        + " newest keys; compare-and-delete)");
         WHAT.put("etcd", "lock-etcd");
         WHAT.put("jetcd-lock", "jetcd's `Lock` client: `lock(name, lease)`, `unlock(key)` (etcd's lock service)");
         WHAT.put(
