@@ -11,12 +11,10 @@ import io.lockstep.LockConfigurationException;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
 import io.lockstep.spi.ClockDrift;
-import io.lockstep.tck.servers.EtcdServer;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The keep-alive cap's clock drift allowance: etcd counts a session lease's TTL on the leader's clock, which
@@ -35,31 +33,15 @@ class EtcdDriftAllowanceTest {
      */
     private static final Duration RETRIES = Duration.ofSeconds(30);
 
-    private static EtcdServer etcd;
-    private static Client admin;
-
-    @BeforeAll
-    static void start() {
-        etcd = EtcdServer.start();
-        admin = Client.builder().endpoints(etcd.endpoint()).build();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (admin != null) {
-            admin.close();
-        }
-        if (etcd != null) {
-            etcd.close();
-        }
-    }
+    @RegisterExtension
+    static final SoloEtcd ETCD = new SoloEtcd();
 
     @Test
     @DisplayName(
             "with the default 1% a 30 s lease is valid for all of its 30 s: the cap (45 s less 452 ms) is" + " further")
     void defaultAllowanceLeavesTheLeaseTime() {
         Duration leaseTime = Duration.ofSeconds(30);
-        try (LockProvider locks = Locks.open(etcd.uri() + "?keyPrefix=drift-default/")) {
+        try (LockProvider locks = Locks.open(ETCD.server().uri() + "?keyPrefix=drift-default/")) {
             assertThat(locks.info().clock()).isEqualTo(ClockAssumption.rateDrift(0.01));
             assertThat(ClockDrift.validity(Duration.ofSeconds(45), 0.01)).isEqualTo(Duration.ofMillis(44_548));
             long before = System.nanoTime();
@@ -82,7 +64,7 @@ class EtcdDriftAllowanceTest {
         // for 3 s - (1,470 ms + 2 ms) = 1,528 ms after its grant was sent, which is before the lock's request.
         Duration cap = ClockDrift.validity(Duration.ofSeconds(3), 0.49);
         assertThat(cap).isEqualTo(Duration.ofMillis(1_528));
-        try (LockProvider locks = Locks.open(etcd.uri() + "?keyPrefix=drift-cap/&driftFactor=0.49")) {
+        try (LockProvider locks = Locks.open(ETCD.server().uri() + "?keyPrefix=drift-cap/&driftFactor=0.49")) {
             assertThat(locks.info().clock()).isEqualTo(ClockAssumption.rateDrift(0.49));
             long before = System.nanoTime();
             Lease lease = locks.acquire("t", LeaseOptions.of(leaseTime).withWaitTime(RETRIES));
@@ -94,7 +76,7 @@ class EtcdDriftAllowanceTest {
                     .isGreaterThanOrEqualTo(cap.minus(spent.multipliedBy(2)));
             lease.release();
         }
-        try (LockProvider locks = Locks.open(etcd.uri() + "?keyPrefix=drift-cap0/&driftFactor=0")) {
+        try (LockProvider locks = Locks.open(ETCD.server().uri() + "?keyPrefix=drift-cap0/&driftFactor=0")) {
             assertThat(locks.info().clock()).isEqualTo(ClockAssumption.rateDrift(0));
             long before = System.nanoTime();
             Lease lease = locks.acquire("t", LeaseOptions.of(leaseTime).withWaitTime(RETRIES));
@@ -114,14 +96,15 @@ class EtcdDriftAllowanceTest {
     void badDriftFactorIsRefused() throws Exception {
         long leasesBefore = leases();
         for (String bad : new String[] {"-0.01", "0.5", "1", "1.5", "NaN", "Infinity", "abc", ""}) {
-            assertThatThrownBy(() -> Locks.open(etcd.uri() + "?keyPrefix=drift-bad/&driftFactor=" + bad))
+            assertThatThrownBy(() -> Locks.open(ETCD.server().uri() + "?keyPrefix=drift-bad/&driftFactor=" + bad))
                     .as("driftFactor=%s", bad)
                     .isInstanceOf(LockConfigurationException.class)
                     .hasMessageContaining("driftFactor")
                     .hasMessageContaining(bad.isEmpty() ? "''" : bad)
                     .hasCauseInstanceOf(IllegalArgumentException.class);
         }
-        try (Client client = Client.builder().endpoints(etcd.endpoint()).build()) {
+        try (Client client =
+                Client.builder().endpoints(ETCD.server().endpoint()).build()) {
             EtcdLockProvider.Builder builder = EtcdLockProvider.builder(client);
             for (double bad : new double[] {-0.01, 0.5, 1, Double.NaN, Double.POSITIVE_INFINITY}) {
                 assertThatThrownBy(() -> builder.driftFactor(bad))
@@ -132,7 +115,7 @@ class EtcdDriftAllowanceTest {
             }
         }
         assertThat(leases()).as("etcd leases granted").isEqualTo(leasesBefore);
-        try (LockProvider locks = Locks.open(etcd.uri() + "?keyPrefix=drift-good/&driftFactor=0.2")) {
+        try (LockProvider locks = Locks.open(ETCD.server().uri() + "?keyPrefix=drift-good/&driftFactor=0.2")) {
             locks.acquire("t", LeaseOptions.of(Duration.ofSeconds(2))).release();
         }
         assertThat(leases())
@@ -142,6 +125,6 @@ class EtcdDriftAllowanceTest {
 
     /** How many leases etcd has granted since it started, from its own metrics. */
     private static long leases() throws Exception {
-        return EtcdMetrics.sum(etcd, "etcd_debugging_lease_granted_total", "");
+        return EtcdMetrics.sum(ETCD.server(), "etcd_debugging_lease_granted_total", "");
     }
 }

@@ -3,21 +3,18 @@ package io.lockstep.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
 import io.lockstep.Lease;
 import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.Locks;
-import io.lockstep.tck.servers.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What a handoff writes through etcd's consensus, counted by the server itself ({@code
@@ -30,30 +27,15 @@ import org.junit.jupiter.api.Test;
 class EtcdHandoffWritesTest {
 
     private static final LeaseOptions LONG = LeaseOptions.of(Duration.ofSeconds(30));
-    private static EtcdServer etcd;
-    private static Client admin;
 
-    @BeforeAll
-    static void start() {
-        etcd = EtcdServer.start();
-        admin = Client.builder().endpoints(etcd.endpoint()).build();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (admin != null) {
-            admin.close();
-        }
-        if (etcd != null) {
-            etcd.close();
-        }
-    }
+    @RegisterExtension
+    static final SoloEtcd ETCD = new SoloEtcd();
 
     @Test
     @DisplayName("each of 5 handoffs to a queued waiter commits exactly 2 proposals")
     void twoWritesPerHandoff() throws Exception {
-        try (LockProvider holder = Locks.open(etcd.uri() + "?timeout=5s");
-                LockProvider waiter = Locks.open(etcd.uri() + "?timeout=5s")) {
+        try (LockProvider holder = Locks.open(ETCD.server().uri() + "?timeout=5s");
+                LockProvider waiter = Locks.open(ETCD.server().uri() + "?timeout=5s")) {
             // Sessions first: granting a session lease is a write of its own.
             holder.acquire("warm-up", LONG).release();
             waiter.acquire("warm-up", LONG).release();
@@ -76,7 +58,8 @@ class EtcdHandoffWritesTest {
 
     private static void awaitQueued(int keys) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (admin.getKVClient()
+        while (ETCD.admin()
+                        .getKVClient()
                         .get(
                                 ByteSequence.from("lockstep/#job/", StandardCharsets.UTF_8),
                                 GetOption.builder()
@@ -94,6 +77,6 @@ class EtcdHandoffWritesTest {
     }
 
     private static long committed() throws Exception {
-        return EtcdMetrics.sum(etcd, "etcd_server_proposals_committed_total", "");
+        return EtcdMetrics.sum(ETCD.server(), "etcd_server_proposals_committed_total", "");
     }
 }

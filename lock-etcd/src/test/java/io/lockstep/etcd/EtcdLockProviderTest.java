@@ -16,7 +16,6 @@ import io.lockstep.LockConfigurationException;
 import io.lockstep.LockProvider;
 import io.lockstep.LockState;
 import io.lockstep.Locks;
-import io.lockstep.tck.servers.EtcdServer;
 import io.lockstep.tck.servers.LocalServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -25,35 +24,20 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @DisplayName("lock-etcd: key layout, queue, sessions and configuration on a real etcd")
 class EtcdLockProviderTest {
 
     private static final LeaseOptions LONG = LeaseOptions.of(Duration.ofSeconds(30));
-    private static EtcdServer etcd;
-    private static Client admin;
+
+    @RegisterExtension
+    static final SoloEtcd ETCD = new SoloEtcd();
+
     private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @BeforeAll
-    static void start() {
-        etcd = EtcdServer.start();
-        admin = Client.builder().endpoints(etcd.endpoint()).build();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (admin != null) {
-            admin.close();
-        }
-        if (etcd != null) {
-            etcd.close();
-        }
-    }
 
     @AfterEach
     void closeAll() {
@@ -67,13 +51,14 @@ class EtcdLockProviderTest {
     }
 
     private LockProvider open(String prefix) {
-        LockProvider p = Locks.open(etcd.uri() + "?timeout=1s&keyPrefix=" + prefix);
+        LockProvider p = Locks.open(ETCD.server().uri() + "?timeout=1s&keyPrefix=" + prefix);
         toClose.add(p);
         return p;
     }
 
     private static List<KeyValue> keys(String prefix) throws Exception {
-        return admin.getKVClient()
+        return ETCD.admin()
+                .getKVClient()
                 .get(
                         ByteSequence.from(prefix, StandardCharsets.UTF_8),
                         GetOption.builder().isPrefix(true).build())
@@ -90,7 +75,7 @@ class EtcdLockProviderTest {
     @Test
     @DisplayName("a provider wired to an existing jetcd client locks without ServiceLoader and leaves the client open")
     void explicitWiringFromAClient() throws Exception {
-        Client client = Client.builder().endpoints(etcd.endpoint()).build();
+        Client client = Client.builder().endpoints(ETCD.server().endpoint()).build();
         try {
             Lease lease;
             try (EtcdLockProvider locks =
@@ -163,7 +148,8 @@ class EtcdLockProviderTest {
             assertThat(operator.inspect("job").orElseThrow().holder()).contains(Holder.thisProcess(null));
         }
         // A key written by an older client holds the owner token alone: held, no holder.
-        admin.getKVClient()
+        ETCD.admin()
+                .getKVClient()
                 .put(
                         ByteSequence.from("who/#old/0123", StandardCharsets.UTF_8),
                         ByteSequence.from("0123456789abcdef0123456789abcdef", StandardCharsets.UTF_8))
@@ -200,7 +186,7 @@ class EtcdLockProviderTest {
                 .isEmpty();
         outer.get().release();
         inner.release();
-        assertThatThrownBy(() -> EtcdLockProvider.builder(admin).keyPrefix("app#/"))
+        assertThatThrownBy(() -> EtcdLockProvider.builder(ETCD.admin()).keyPrefix("app#/"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("keyPrefix must not contain '#'");
     }
@@ -230,7 +216,7 @@ class EtcdLockProviderTest {
                 CompletableFuture.supplyAsync(() -> waiter.acquire("r", LONG.withWaitTime(Duration.ofSeconds(20))));
         awaitKeys("recheck/#r/", 2);
         for (long lease : waiter.sessionLeaseIds()) {
-            admin.getLeaseClient().revoke(lease).get(5, TimeUnit.SECONDS);
+            ETCD.admin().getLeaseClient().revoke(lease).get(5, TimeUnit.SECONDS);
         }
         awaitKeys("recheck/#r/", 1); // the waiter's queue entry went with its session
         CompletableFuture<Lease> second =
@@ -270,7 +256,8 @@ class EtcdLockProviderTest {
         assertThat(remaining).isLessThanOrEqualTo(Duration.ofMillis(1_400));
         assertThat(remaining).isGreaterThan(Duration.ofMillis(1_400).minusNanos(System.nanoTime() - before));
         long leaseId = keys("ttl/#t/").get(0).getLease();
-        long grantedTtl = admin.getLeaseClient()
+        long grantedTtl = ETCD.admin()
+                .getLeaseClient()
                 .timeToLive(leaseId, io.etcd.jetcd.options.LeaseOption.DEFAULT)
                 .get(5, TimeUnit.SECONDS)
                 .getGrantedTTL();

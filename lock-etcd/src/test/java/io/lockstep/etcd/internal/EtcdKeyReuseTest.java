@@ -12,11 +12,11 @@ import io.lockstep.LeaseOptions;
 import io.lockstep.LockProvider;
 import io.lockstep.LockRuntime;
 import io.lockstep.Locks;
+import io.lockstep.etcd.SoloEtcd;
 import io.lockstep.spi.Attempt;
 import io.lockstep.spi.AttemptContext;
 import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.Grant;
-import io.lockstep.tck.servers.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -25,10 +25,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A provider reuses its queue keys of a lock (issue 27: a new key per acquire made etcd's index of
@@ -39,27 +38,13 @@ import org.junit.jupiter.api.Test;
 class EtcdKeyReuseTest {
 
     private static final Duration LEASE = Duration.ofSeconds(30);
-    private static EtcdServer etcd;
-    private static Client admin;
 
-    @BeforeAll
-    static void start() {
-        etcd = EtcdServer.start();
-        admin = Client.builder().endpoints(etcd.endpoint()).build();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (admin != null) {
-            admin.close();
-        }
-        if (etcd != null) {
-            etcd.close();
-        }
-    }
+    @RegisterExtension
+    static final SoloEtcd ETCD = new SoloEtcd();
 
     private static List<KeyValue> keys(String prefix) throws Exception {
-        return admin.getKVClient()
+        return ETCD.admin()
+                .getKVClient()
                 .get(
                         ByteSequence.from(prefix, StandardCharsets.UTF_8),
                         GetOption.builder().isPrefix(true).build())
@@ -90,8 +75,8 @@ class EtcdKeyReuseTest {
     @Test
     @DisplayName("twenty acquires of one lock by one provider use one key; a second provider has its own")
     void oneKeyPerHolderAtATime() throws Exception {
-        try (LockProvider locks = Locks.open(etcd.uri() + "?timeout=5s&keyPrefix=reuse1/");
-                LockProvider other = Locks.open(etcd.uri() + "?timeout=5s&keyPrefix=reuse1/")) {
+        try (LockProvider locks = Locks.open(ETCD.server().uri() + "?timeout=5s&keyPrefix=reuse1/");
+                LockProvider other = Locks.open(ETCD.server().uri() + "?timeout=5s&keyPrefix=reuse1/")) {
             Set<String> seen = new LinkedHashSet<>();
             for (int i = 0; i < 20; i++) {
                 Lease lease = locks.acquire("job", LeaseOptions.of(LEASE));
@@ -109,7 +94,7 @@ class EtcdKeyReuseTest {
     @Test
     @DisplayName("a holder and a waiter in one provider take two keys, and the next acquire reuses the first")
     void aWaiterTakesTheNextSlot() throws Exception {
-        try (LockProvider locks = Locks.open(etcd.uri() + "?timeout=5s&keyPrefix=reuse2/")) {
+        try (LockProvider locks = Locks.open(ETCD.server().uri() + "?timeout=5s&keyPrefix=reuse2/")) {
             Lease holder = locks.acquire("job", LeaseOptions.of(LEASE));
             String first = onlyKey("reuse2/#job/");
             CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
@@ -132,12 +117,13 @@ class EtcdKeyReuseTest {
     @Test
     @DisplayName("releasing or extending a released grant's handle leaves the next grant on the same key alone")
     void anOldHandleNeverTouchesTheNextGrant() throws Exception {
-        try (Client client = Client.builder().endpoints(etcd.endpoint()).build();
+        try (Client client =
+                        Client.builder().endpoints(ETCD.server().endpoint()).build();
                 EtcdBackend backend = new EtcdBackend(
                         client,
                         false,
                         "reuse3/",
-                        etcd.endpoint(),
+                        ETCD.server().endpoint(),
                         Duration.ofSeconds(5),
                         LockRuntime.defaults(),
                         ClockDrift.DEFAULT_FACTOR)) {
@@ -176,11 +162,11 @@ class EtcdKeyReuseTest {
     @DisplayName("a waiter whose predecessor's key was deleted and put again before its watch began is woken")
     void aPredecessorPutAgainWakesTheWaiter() throws Exception {
         ByteSequence key = ByteSequence.from("reuse4/#job/p.0", StandardCharsets.UTF_8);
-        PutResponse first = admin.getKVClient().put(key, key).get(5, TimeUnit.SECONDS);
+        PutResponse first = ETCD.admin().getKVClient().put(key, key).get(5, TimeUnit.SECONDS);
         long created = first.getHeader().getRevision();
-        admin.getKVClient().delete(key).get(5, TimeUnit.SECONDS);
-        admin.getKVClient().put(key, key).get(5, TimeUnit.SECONDS); // the slot's next attempt, behind the waiter
-        EtcdWaiter waiter = new EtcdWaiter(admin, etcd.endpoint(), w -> {});
+        ETCD.admin().getKVClient().delete(key).get(5, TimeUnit.SECONDS);
+        ETCD.admin().getKVClient().put(key, key).get(5, TimeUnit.SECONDS); // the slot's next attempt, behind the waiter
+        EtcdWaiter waiter = new EtcdWaiter(ETCD.admin(), ETCD.server().endpoint(), w -> {});
         try {
             waiter.watch(key, created, created);
             assertThat(waiter.await(Duration.ofSeconds(20)))
@@ -188,7 +174,7 @@ class EtcdKeyReuseTest {
                     .isTrue();
         } finally {
             waiter.close();
-            admin.getKVClient().delete(key).get(5, TimeUnit.SECONDS);
+            ETCD.admin().getKVClient().delete(key).get(5, TimeUnit.SECONDS);
         }
     }
 
@@ -197,10 +183,11 @@ class EtcdKeyReuseTest {
     void theJanitorKeepsEveryAttemptsLeftover() throws Exception {
         ByteSequence key = ByteSequence.from("reuse5/#job/p.0", StandardCharsets.UTF_8);
         List<EtcdJanitor.Leftover> removed = new CopyOnWriteArrayList<>();
-        try (EtcdJanitor janitor = new EtcdJanitor(admin, Duration.ofSeconds(5), LockRuntime.defaults(), leftover -> {
-            removed.add(leftover);
-            return CompletableFuture.completedFuture(null);
-        })) {
+        try (EtcdJanitor janitor =
+                new EtcdJanitor(ETCD.admin(), Duration.ofSeconds(5), LockRuntime.defaults(), leftover -> {
+                    removed.add(leftover);
+                    return CompletableFuture.completedFuture(null);
+                })) {
             janitor.removeKey(new EtcdJanitor.Leftover("job", "token-a", key, 0, key, 0));
             janitor.removeKey(new EtcdJanitor.Leftover("job", "token-b", key, 17, null, 0));
             assertThat(janitor.pendingKeys()).isEqualTo(2);
