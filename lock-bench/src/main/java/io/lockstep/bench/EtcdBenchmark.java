@@ -42,6 +42,8 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.runner.IterationType;
 
 /**
  * lock-etcd against the raw jetcd floor and against jetcd's own {@code Lock} client, on an etcd member
@@ -73,8 +75,15 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * <p>etcd runs with its default durability, its data directory on disk ({@link EtcdServer#startOnDisk()}):
  * each write waits for its log's fsync, as on a user's member. Until 2026-11-30 it ran in {@code /dev/shm},
  * where an fsync costs nothing, like the tests' members. Each trial also prints etcd's own work per
- * operation (log fsyncs, their mean time, the member's CPU), read from its metrics. Compare within one
- * run only.
+ * measured operation (log fsyncs, their mean time, the member's CPU), read from its metrics, and this
+ * process's ({@link ClientWork}: its CPU per operation and how long the JIT compiled while it was measured).
+ * Compare within one run only.
+ *
+ * <p>Warm it up for a minute ({@code -wi 60 -w 1}, as {@code scripts/bench} does): jetcd's gRPC, Netty and
+ * protobuf paths are a lot of code for C2, and at 1,000 to 2,000 operations a second its methods reach the
+ * compile thresholds slowly. On 2 cores, with 8 threads and ten 1 s warm-ups, the JIT compiled for more than
+ * 5 s of each 5 s measurement (2026-11-30): a core taken from etcd and the client alike, and the time per
+ * operation still falling, from 28 ms in the second warm-up to about 4.5 ms from the 35th on.
  */
 @Fork(1)
 @Warmup(iterations = 3, time = 2)
@@ -139,6 +148,8 @@ public class EtcdBenchmark {
         private long sessionLease;
         private Map<String, Long> before = Map.of();
         private double[] workBefore = new double[3];
+        private ClientWork clientBefore = ClientWork.now();
+        private long measuredFrom = -1;
 
         /** Starts etcd and the clients. */
         @Setup(Level.Trial)
@@ -161,7 +172,19 @@ public class EtcdBenchmark {
             Lease first = locks.tryAcquire("bench-prime", options).orElseThrow();
             first.release();
             before = EtcdCounters.received(etcd.endpoint());
-            workBefore = EtcdCounters.work(etcd.endpoint());
+        }
+
+        /**
+         * At the first measured iteration: reads etcd's and this process's work so far, so the trial reports
+         * both per measured operation, the warm-up's JIT compiling left out.
+         */
+        @Setup(Level.Iteration)
+        public void iteration(IterationParams params) {
+            if (params.getType() == IterationType.MEASUREMENT && measuredFrom < 0) {
+                measuredFrom = operations.sum();
+                workBefore = EtcdCounters.work(etcd.endpoint());
+                clientBefore = ClientWork.now();
+            }
         }
 
         /** Checks the requests etcd saw per operation, records them for the report, stops everything. */
@@ -172,9 +195,13 @@ public class EtcdBenchmark {
                 Map<String, Double> perOp =
                         EtcdCounters.perOperation(before, EtcdCounters.received(etcd.endpoint()), ops);
                 System.out.printf("%netcd gRPC messages per operation, %s (%d operations): %s%n", backend, ops, perOp);
+                long measured = ops - measuredFrom;
                 System.out.printf(
-                        "etcd's own work per operation, %s: %s%n",
-                        backend, EtcdCounters.describeWork(workBefore, EtcdCounters.work(etcd.endpoint()), ops));
+                        "etcd's own work per measured operation, %s: %s%n",
+                        backend, EtcdCounters.describeWork(workBefore, EtcdCounters.work(etcd.endpoint()), measured));
+                System.out.printf(
+                        "this process's work in the measured iterations, %s: %s%n",
+                        backend, ClientWork.now().since(clientBefore, measured));
                 List<String> problems = new ArrayList<>();
                 expected(backend).forEach((method, n) -> {
                     double seen = perOp.getOrDefault(method, 0.0);
