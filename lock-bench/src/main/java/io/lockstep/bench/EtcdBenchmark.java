@@ -61,7 +61,10 @@ import org.openjdk.jmh.runner.IterationType;
  *       did before issue 27; every deleted key stays in the index the queue head's range walks until
  *       etcd compacts, so it slows down as the trial goes on. {@code -p backend=jetcd-floor-plain-delete}:
  *       the floor releasing with a plain delete, as etcd's lock service's {@code Unlock} does, rather
- *       than the compare-and-delete that leaves a new holder's key alone.
+ *       than the compare-and-delete that leaves a new holder's key alone. Not in the default run either,
+ *       {@code -p backend=turns} ({@link Turns}): the floor, {@code Lock} and lock-etcd taking turns by
+ *       iteration in one trial, each cycle's ratios seconds apart, each contender's messages and CPU
+ *       (etcd's and this process's) summed over its own turns.
  *   <li>{@code handoff}: a second client already queued behind the holder; the time from the holder's
  *       release until the waiter holds the lock (release round trip, the watch notification, the
  *       waiter's acquire round trip), for lock-etcd ({@code etcd}) and jetcd's {@code Lock} client.
@@ -150,6 +153,10 @@ public class EtcdBenchmark {
         private double[] workBefore = new double[3];
         private ClientWork clientBefore = ClientWork.now();
         private long measuredFrom = -1;
+        /** The contender the benchmark threads run now: {@link #backend}, or with {@code turns} the one whose turn it is. */
+        volatile String current = "";
+
+        private final Turns turns = new Turns();
 
         /** Starts etcd and the clients. */
         @Setup(Level.Trial)
@@ -172,6 +179,7 @@ public class EtcdBenchmark {
             Lease first = locks.tryAcquire("bench-prime", options).orElseThrow();
             first.release();
             before = EtcdCounters.received(etcd.endpoint());
+            current = backend.equals(Turns.NAME) ? Turns.CONTENDERS.get(0) : backend;
         }
 
         /**
@@ -180,6 +188,9 @@ public class EtcdBenchmark {
          */
         @Setup(Level.Iteration)
         public void iteration(IterationParams params) {
+            if (backend.equals(Turns.NAME)) {
+                current = turns.begin(params, etcd.endpoint(), operations.sum());
+            }
             if (params.getType() == IterationType.MEASUREMENT && measuredFrom < 0) {
                 measuredFrom = operations.sum();
                 workBefore = EtcdCounters.work(etcd.endpoint());
@@ -187,10 +198,30 @@ public class EtcdBenchmark {
             }
         }
 
+        /** With {@code turns}: what the iteration's contender did in it. */
+        @TearDown(Level.Iteration)
+        public void iterationDone(IterationParams params, BenchmarkParams benchmark) {
+            if (backend.equals(Turns.NAME)) {
+                turns.end(params, etcd.endpoint(), operations.sum(), benchmark.getThreads());
+            }
+        }
+
         /** Checks the requests etcd saw per operation, records them for the report, stops everything. */
         @TearDown(Level.Trial)
         public void stop(BenchmarkParams params) {
             try {
+                if (backend.equals(Turns.NAME)) {
+                    System.out.print(turns.report());
+                    List<String> problems = new ArrayList<>();
+                    for (String contender : Turns.CONTENDERS) {
+                        problems.addAll(problems(contender, turns.messagesPerOperation(contender)));
+                    }
+                    if (!problems.isEmpty()) {
+                        throw new IllegalStateException(
+                                "EtcdBenchmark turns are not what their names say: " + String.join("; ", problems));
+                    }
+                    return;
+                }
                 long ops = operations.sum();
                 Map<String, Double> perOp =
                         EtcdCounters.perOperation(before, EtcdCounters.received(etcd.endpoint()), ops);
@@ -202,19 +233,7 @@ public class EtcdBenchmark {
                 System.out.printf(
                         "this process's work in the measured iterations, %s: %s%n",
                         backend, ClientWork.now().since(clientBefore, measured));
-                List<String> problems = new ArrayList<>();
-                expected(backend).forEach((method, n) -> {
-                    double seen = perOp.getOrDefault(method, 0.0);
-                    if (Math.abs(seen - n) > 0.02 * n + 0.01) {
-                        problems.add(method + " " + seen + " per operation, expected " + n);
-                    }
-                });
-                perOp.forEach((method, n) -> {
-                    // The session's keep-alives are a few per trial, far below 0.01 per operation.
-                    if (!expected(backend).containsKey(method) && n >= 0.01) {
-                        problems.add(method + " " + n + " per operation, not expected at all");
-                    }
-                });
+                List<String> problems = problems(backend, perOp);
                 if (!problems.isEmpty()) {
                     throw new IllegalStateException(
                             "EtcdBenchmark " + backend + " is not what its name says: " + String.join("; ", problems));
@@ -234,13 +253,31 @@ public class EtcdBenchmark {
         }
     }
 
+    /** How the gRPC messages etcd saw per operation differ from what {@code backend} must send; empty if not. */
+    static List<String> problems(String backend, Map<String, Double> perOp) {
+        List<String> problems = new ArrayList<>();
+        expected(backend).forEach((method, n) -> {
+            double seen = perOp.getOrDefault(method, 0.0);
+            if (Math.abs(seen - n) > 0.02 * n + 0.01) {
+                problems.add(backend + ": " + method + " " + seen + " per operation, expected " + n);
+            }
+        });
+        perOp.forEach((method, n) -> {
+            // The session's keep-alives are a few per trial, far below 0.01 per operation.
+            if (!expected(backend).containsKey(method) && n >= 0.01) {
+                problems.add(backend + ": " + method + " " + n + " per operation, not expected at all");
+            }
+        });
+        return problems;
+    }
+
     /** One uncontended acquire and release, on a lock of this thread's own. */
     @Benchmark
     @BenchmarkMode(Mode.AverageTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public Object acquireRelease(Uncontended s, Caller caller) throws Exception {
         s.operations.increment();
-        switch (s.backend) {
+        switch (s.current) {
             case "jetcd-floor", "jetcd-floor-new-key", "jetcd-floor-plain-delete" -> {
                 // lock-etcd's layout: <prefix>#<encoded name>/<provider>.<slot>, the tombstone <prefix>#<name>#<token>.
                 String lock = "floor#" + caller.name.replace("/", "%2F");
@@ -249,7 +286,7 @@ public class EtcdBenchmark {
                 // deleted key behind; a fresh key per acquire leaves one in the prefix's index each time,
                 // which the head's sorted range walks until etcd compacts.
                 ByteSequence key = bytes(lock + "/"
-                        + (s.backend.equals("jetcd-floor-new-key") ? UUID.randomUUID() : FLOOR_PROVIDER + ".0"));
+                        + (s.current.equals("jetcd-floor-new-key") ? UUID.randomUUID() : FLOOR_PROVIDER + ".0"));
                 // An owner token as long as lock-etcd's (32 hex digits), from a cheap source: the floor's client
                 // costs are the raw client's alone.
                 String token = HexFormat.of().formatHex(longBytes(caller.floorOps++)) + FLOOR_PROVIDER;
@@ -274,7 +311,7 @@ public class EtcdBenchmark {
                 if (!queued.getGetResponses().get(0).getKvs().get(0).getKey().equals(key)) {
                     throw new IllegalStateException("the floor's lock was not free");
                 }
-                if (s.backend.equals("jetcd-floor-plain-delete")) {
+                if (s.current.equals("jetcd-floor-plain-delete")) {
                     return s.raw.getKVClient().delete(key).get(); // as etcd's lock service's Unlock
                 }
                 return s.raw.getKVClient()
@@ -295,7 +332,7 @@ public class EtcdBenchmark {
                         .getKey();
                 return s.raw.getLockClient().unlock(key).get();
             }
-            default -> throw new IllegalArgumentException("backend " + s.backend);
+            default -> throw new IllegalArgumentException("backend " + s.current);
         }
     }
 
