@@ -144,7 +144,9 @@ final class Turns {
                 MINE,
                 other,
                 values.size(),
-                median(values),
+                values.isEmpty()
+                        ? Double.NaN
+                        : RatioRounds.median(values.stream().mapToDouble(d -> d).toArray()),
                 values.stream().mapToDouble(d -> d).min().orElse(Double.NaN),
                 values.stream().mapToDouble(d -> d).max().orElse(Double.NaN))));
         for (String c : CONTENDERS) {
@@ -162,14 +164,5 @@ final class Turns {
                     n > 0 ? messagesPerOperation(c) : Map.of()));
         }
         return out.toString();
-    }
-
-    private static double median(List<Double> values) {
-        if (values.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> sorted = values.stream().sorted().toList();
-        int mid = sorted.size() / 2;
-        return sorted.size() % 2 == 1 ? sorted.get(mid) : (sorted.get(mid - 1) + sorted.get(mid)) / 2;
     }
 }
