@@ -364,16 +364,17 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             }
         }
         long revision;
-        List<KeyValue> first;
+        boolean head; // whether our key heads the queue: the lock is ours
         // The key just before ours, when the reply says (a recheck's and a fresh put's do); else null.
         @Nullable List<KeyValue> before = null;
         Session mine = session;
         if (reply.isSucceeded()) {
             revision = reply.getHeader().getRevision();
-            first = reply.getGetResponses().get(0).getKvs();
             // The put made the newest key under the prefix: the newest two are ours and the one before it.
-            List<KeyValue> newest = reply.getGetResponses().get(1).getKvs();
+            // With no key before ours, ours is also the oldest, the queue's head.
+            List<KeyValue> newest = reply.getGetResponses().get(0).getKvs();
             before = newest.size() > 1 ? newest.subList(1, 2) : List.of();
+            head = before.isEmpty();
         } else {
             // Our key is already queued (a waiter's next attempt, or a retry after a lost reply).
             List<KeyValue> ownKvs = reply.getGetResponses().get(0).getKvs();
@@ -392,7 +393,8 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                         false);
             }
             revision = own.getCreateRevision();
-            first = reply.getGetResponses().get(1).getKvs();
+            List<KeyValue> first = reply.getGetResponses().get(1).getKvs();
+            head = !first.isEmpty() && first.get(0).getKey().equals(key);
             if (rechecked && revision == seenAt) {
                 // Read below the revision the key was seen at; a key put again since looks its predecessor up.
                 before = reply.getGetResponses().get(2).getKvs();
@@ -414,7 +416,7 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             mine = bound;
         }
         EtcdWaiter waiter = waiters.get(ownerToken);
-        if (!first.isEmpty() && first.get(0).getKey().equals(key)) {
+        if (head) {
             // The key exists at this revision, so its session lease was alive when etcd answered: the
             // check etcd 3.4's lock service lacked after waiting (etcd#11456).
             long validityNanos = Math.min(leaseTime.toNanos(), mine.deadline - sentAt);
@@ -471,7 +473,9 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
 
     /**
      * The acquire transaction: put our key on the session if it does not exist and the attempt was not
-     * given up (see {@link LateAcquireFence}), and read the queue's head. When the first try gets no
+     * given up (see {@link LateAcquireFence}), and read the newest two keys under the lock's prefix: ours
+     * and the one just before it, if any (when there is none, ours heads the queue); or, when our key was
+     * queued already, read it and the queue's head. When the first try gets no
      * answer within {@code timeout}, the same transaction is sent again once per endpoint, all at once,
      * and the first answer wins: jetcd spreads calls over the endpoints round-robin, so a member that
      * hangs (stalled, frozen) costs one timeout rather than the attempt, and the call takes at most
@@ -528,7 +532,6 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
                                 key,
                                 value,
                                 PutOption.builder().withLeaseId(session.leaseId).build()),
-                        Op.get(prefix, HEAD_KEY),
                         Op.get(prefix, NEWEST_TWO))
                 .Else(Op.get(key, GetOption.DEFAULT), Op.get(prefix, HEAD_KEY))
                 .commit();
