@@ -60,6 +60,12 @@ public final class RatioRounds {
         static final Timing HANDOFF = new Timing(8, 1, 3, 2);
         /** etcd's uncontended rows: a minute of warm-up, for jetcd's code to compile (see EtcdBenchmark). */
         static final Timing ETCD = new Timing(60, 1, 5, 1);
+        /**
+         * etcd's handoffs: a minute of warm-up too. With {@link #HANDOFF}'s eight, the 8-thread contended
+         * handoff measured the JIT: lock-etcd's p50 6,083 µs, jetcd's {@code Lock}'s 3,179; after 60, 1,538 and
+         * 1,470 (2026-11-30, docs/benchmarks-notes.md).
+         */
+        static final Timing ETCD_HANDOFF = new Timing(60, 1, 3, 2);
 
         static final Timing CALLERS = new Timing(8, 2, 3, 2);
 
@@ -164,7 +170,7 @@ public final class RatioRounds {
                 "etcd",
                 List.of(new Reference("jetcd-lock", 1.0)),
                 8,
-                Timing.HANDOFF,
+                Timing.ETCD_HANDOFF,
                 Metric.P50_P99));
         rows.add(new Row(
                 "ZooKeeper: contended handoff, 2 threads",
