@@ -164,17 +164,7 @@ public class EtcdBenchmark {
         public void start() throws Exception {
             etcd = EtcdServer.startOnDisk();
             raw = Client.builder().endpoints(etcd.endpoint()).build();
-            sessionLease = raw.getLeaseClient().grant(60).get().getID();
-            raw.getLeaseClient().keepAlive(sessionLease, new io.grpc.stub.StreamObserver<>() {
-                @Override
-                public void onNext(io.etcd.jetcd.lease.LeaseKeepAliveResponse value) {}
-
-                @Override
-                public void onError(Throwable t) {}
-
-                @Override
-                public void onCompleted() {}
-            });
+            sessionLease = keptAliveLease(raw);
             locks = Locks.open(etcd.uri());
             // The first operation opens the provider's session (a lease grant and its keep-alive stream).
             Lease first = locks.tryAcquire("bench-prime", options).orElseThrow();
@@ -368,8 +358,8 @@ public class EtcdBenchmark {
             etcd = EtcdServer.startOnDisk();
             raw = Client.builder().endpoints(etcd.endpoint()).build();
             rawWaiter = Client.builder().endpoints(etcd.endpoint()).build();
-            holderLease = raw.getLeaseClient().grant(60).get().getID();
-            waiterLease = rawWaiter.getLeaseClient().grant(60).get().getID();
+            holderLease = keptAliveLease(raw);
+            waiterLease = keptAliveLease(rawWaiter);
             holder = Locks.open(etcd.uri());
             waiter = Locks.open(etcd.uri());
             before = EtcdCounters.received(etcd.endpoint());
@@ -475,6 +465,25 @@ public class EtcdBenchmark {
         }
         h.handedOver = h.waiting.get(10, TimeUnit.SECONDS);
         return h.handedOver;
+    }
+
+    /**
+     * A 60 s etcd lease that {@code client} keeps alive until it closes, for jetcd's {@code Lock} and the
+     * floor: a trial (a minute of warm-up and its measured iterations) outlives a lease left to its TTL.
+     */
+    private static long keptAliveLease(Client client) throws Exception {
+        long id = client.getLeaseClient().grant(60).get().getID();
+        client.getLeaseClient().keepAlive(id, new io.grpc.stub.StreamObserver<>() {
+            @Override
+            public void onNext(io.etcd.jetcd.lease.LeaseKeepAliveResponse value) {}
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+        });
+        return id;
     }
 
     private static ByteSequence bytes(String s) {

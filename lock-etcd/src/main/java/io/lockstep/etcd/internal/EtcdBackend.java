@@ -374,7 +374,10 @@ public final class EtcdBackend implements LockBackend<EtcdBackend.Handle> {
             // With no key before ours, ours is also the oldest, the queue's head.
             List<KeyValue> newest = reply.getGetResponses().get(0).getKvs();
             before = newest.size() > 1 ? newest.subList(1, 2) : List.of();
-            head = before.isEmpty();
+            // etcd reads a transaction's ranges after its put, so the newest key is ours; never held unless seen.
+            head = before.isEmpty()
+                    && !newest.isEmpty()
+                    && newest.get(0).getKey().equals(key);
         } else {
             // Our key is already queued (a waiter's next attempt, or a retry after a lost reply).
             List<KeyValue> ownKvs = reply.getGetResponses().get(0).getKvs();
