@@ -49,8 +49,8 @@ public final class LockstepBoot3HealthAutoConfiguration {
     private static final String FACTORY_BEAN = "lockstepBoot3HealthContributors";
 
     @Bean(destroyMethod = "close")
-    LockstepHealthAutoConfiguration.HealthProbes lockstepHealthProbes() {
-        return new LockstepHealthAutoConfiguration.HealthProbes();
+    LockstepHealthAutoConfiguration.HealthProbes lockstepHealthProbes(Map<String, LockProvider> providers) {
+        return new LockstepHealthAutoConfiguration.HealthProbes(providers.size());
     }
 
     @Bean(FACTORY_BEAN)

@@ -4,7 +4,9 @@ import io.lockstep.LockProvider;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -30,8 +32,8 @@ public final class LockstepHealthAutoConfiguration {
 
     /** Daemon threads for the probes, so a hung backend never holds a request thread or the shutdown. */
     @Bean(destroyMethod = "close")
-    HealthProbes lockstepHealthProbes() {
-        return new HealthProbes();
+    HealthProbes lockstepHealthProbes(Map<String, LockProvider> providers) {
+        return new HealthProbes(providers.size());
     }
 
     @Bean
@@ -50,20 +52,25 @@ public final class LockstepHealthAutoConfiguration {
 
     /**
      * The threads health probes run on; its own type, so it is never injected as an application's executor.
-     * A cached pool, yet bounded: each indicator keeps at most one probe in flight (a check that finds the
-     * previous probe still running reports DOWN without submitting another), so there are never more
-     * threads than providers, however long a backend hangs.
+     * At most one thread per provider, by construction: each indicator keeps at most one probe in flight
+     * (a check that finds the previous probe still running reports DOWN without submitting another), so
+     * the queue never holds more than one probe per provider either, however long a backend hangs. Idle
+     * threads end after a minute.
      */
     static final class HealthProbes implements AutoCloseable {
         private final ExecutorService executor;
 
-        HealthProbes() {
+        HealthProbes(int providers) {
             AtomicInteger counter = new AtomicInteger();
-            this.executor = Executors.newCachedThreadPool(runnable -> {
-                Thread thread = new Thread(runnable, "lockstep-health-" + counter.incrementAndGet());
-                thread.setDaemon(true);
-                return thread;
-            });
+            int threads = Math.max(1, providers);
+            ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                    threads, threads, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), runnable -> {
+                        Thread thread = new Thread(runnable, "lockstep-health-" + counter.incrementAndGet());
+                        thread.setDaemon(true);
+                        return thread;
+                    });
+            pool.allowCoreThreadTimeOut(true);
+            this.executor = pool;
         }
 
         ExecutorService executor() {
