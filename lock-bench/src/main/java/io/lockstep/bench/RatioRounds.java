@@ -61,6 +61,12 @@ public final class RatioRounds {
         /** etcd's uncontended rows: a minute of warm-up, for jetcd's code to compile (see EtcdBenchmark). */
         static final Timing ETCD = new Timing(60, 1, 5, 1);
         /**
+         * etcd's uncontended row at 1 thread: two minutes. At half the operations a second of eight threads,
+         * lock-etcd's once-per-operation methods reached C2 only 46-50 s into the trial (PrintCompilation,
+         * 2026-11-30), so a minute's warm-up still left its JIT compiling in the measured iterations.
+         */
+        static final Timing ETCD_ONE_THREAD = new Timing(120, 1, 5, 1);
+        /**
          * etcd's handoffs: a minute of warm-up too. With {@link #HANDOFF}'s eight, the 8-thread contended
          * handoff measured the JIT: lock-etcd's p50 6,083 µs, jetcd's {@code Lock}'s 3,179; after 60, 1,538 and
          * 1,470 (2026-11-30, docs/benchmarks-notes.md).
@@ -159,7 +165,7 @@ public final class RatioRounds {
                     "etcd",
                     List.of(new Reference("jetcd-floor", 1.1), new Reference("jetcd-lock", 1.0)),
                     threads,
-                    Timing.ETCD,
+                    threads == 1 ? Timing.ETCD_ONE_THREAD : Timing.ETCD,
                     Metric.MEAN));
         }
         rows.add(new Row(
