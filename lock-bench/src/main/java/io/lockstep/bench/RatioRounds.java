@@ -129,7 +129,7 @@ public final class RatioRounds {
         }
     }
 
-    /** The rows issue 27 left above their targets in the documented run of 2026-11-29 (commit 10e203b). */
+    /** The rows of issue 27 that single runs of scripts/bench left above their targets (2026-11-29 and -30). */
     static List<Row> rows() {
         List<Row> rows = new ArrayList<>();
         for (int threads : new int[] {2, 8}) {
@@ -196,6 +196,20 @@ public final class RatioRounds {
                     "lock",
                     "lease",
                     List.of(new Reference("floor-lease", 1.1), new Reference("shedlock-jdbc", 1.0)),
+                    threads,
+                    Timing.CALLERS,
+                    Metric.P50_P99));
+        }
+        // Issue 27's session-mode row: 1 and 4 callers (a separate pg_notify statement, since taken out).
+        for (int threads : new int[] {1, 4}) {
+            rows.add(new Row(
+                    "PostgreSQL (fsync on), session mode: uncontended, " + threads + " caller"
+                            + (threads == 1 ? "" : "s"),
+                    "JdbcCallersBenchmark.acquireRelease",
+                    Map.of("fsync", "on"),
+                    "lock",
+                    "session",
+                    List.of(new Reference("floor-session", 1.1), new Reference("shedlock-jdbc", 1.0)),
                     threads,
                     Timing.CALLERS,
                     Metric.P50_P99));
