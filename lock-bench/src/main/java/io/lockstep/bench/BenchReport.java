@@ -160,8 +160,8 @@ public final class BenchReport {
         WHAT.put(
                 "jetcd-floor",
                 "**floor** of `etcd`: raw jetcd sending lock-etcd's two transactions as it sends them (queue a key"
-                        + " on a session lease unless it or the attempt's tombstone exists, read the head and the two"
-                        + " newest keys; compare-and-delete)");
+                        + " on a session lease unless it or the attempt's tombstone exists, read the two newest keys;"
+                        + " compare-and-delete)");
         WHAT.put("etcd", "lock-etcd");
         WHAT.put("jetcd-lock", "jetcd's `Lock` client: `lock(name, lease)`, `unlock(key)` (etcd's lock service)");
         WHAT.put(
