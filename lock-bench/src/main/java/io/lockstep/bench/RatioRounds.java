@@ -188,29 +188,22 @@ public final class RatioRounds {
                 2,
                 Timing.HANDOFF,
                 Metric.P50_P99));
-        for (int threads : new int[] {4, 16}) {
+        // PostgreSQL, fsync on: lease mode at 4 and 16 callers, session mode at 1 and 4 (issue 27's rows).
+        record Callers(String mode, int threads) {}
+        for (Callers c : List.of(
+                new Callers("lease", 4),
+                new Callers("lease", 16),
+                new Callers("session", 1),
+                new Callers("session", 4))) {
             rows.add(new Row(
-                    "PostgreSQL (fsync on), lease mode: uncontended, " + threads + " callers",
+                    "PostgreSQL (fsync on), " + c.mode() + " mode: uncontended, " + c.threads() + " caller"
+                            + (c.threads() == 1 ? "" : "s"),
                     "JdbcCallersBenchmark.acquireRelease",
                     Map.of("fsync", "on"),
                     "lock",
-                    "lease",
-                    List.of(new Reference("floor-lease", 1.1), new Reference("shedlock-jdbc", 1.0)),
-                    threads,
-                    Timing.CALLERS,
-                    Metric.P50_P99));
-        }
-        // Issue 27's session-mode row: 1 and 4 callers (a separate pg_notify statement, since taken out).
-        for (int threads : new int[] {1, 4}) {
-            rows.add(new Row(
-                    "PostgreSQL (fsync on), session mode: uncontended, " + threads + " caller"
-                            + (threads == 1 ? "" : "s"),
-                    "JdbcCallersBenchmark.acquireRelease",
-                    Map.of("fsync", "on"),
-                    "lock",
-                    "session",
-                    List.of(new Reference("floor-session", 1.1), new Reference("shedlock-jdbc", 1.0)),
-                    threads,
+                    c.mode(),
+                    List.of(new Reference("floor-" + c.mode(), 1.1), new Reference("shedlock-jdbc", 1.0)),
+                    c.threads(),
                     Timing.CALLERS,
                     Metric.P50_P99));
         }
