@@ -11,6 +11,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
@@ -249,7 +250,7 @@ public final class BenchReport {
                             load(results),
                             readLines(results.resolve("commands.txt")),
                             options.getOrDefault("--commit", "unknown"),
-                            ZonedDateTime.now(ZoneOffset.UTC)),
+                            runEnded(results)),
                     StandardCharsets.UTF_8);
             System.out.println("Spliced the sections of " + results + " into " + doc);
             return;
@@ -259,10 +260,27 @@ public final class BenchReport {
                 load(results),
                 readLines(results.resolve("commands.txt")),
                 options.getOrDefault("--commit", "unknown"),
-                ZonedDateTime.now(ZoneOffset.UTC),
+                runEnded(results),
                 Machine.here());
         Files.writeString(out, markdown, StandardCharsets.UTF_8);
         System.out.println("Wrote " + out);
+    }
+
+    /**
+     * When the run ended: the time its newest JSON result was written, so a page rendered again later from
+     * the same results names the run's time, not the rendering's (now if there is none).
+     */
+    static ZonedDateTime runEnded(Path results) throws IOException {
+        try (Stream<Path> files = Files.list(results)) {
+            List<Path> json = files.filter(f -> f.toString().endsWith(".json")).toList();
+            long newest = Long.MIN_VALUE;
+            for (Path f : json) {
+                newest = Math.max(newest, Files.getLastModifiedTime(f).toMillis());
+            }
+            return newest == Long.MIN_VALUE
+                    ? ZonedDateTime.now(ZoneOffset.UTC)
+                    : Instant.ofEpochMilli(newest).atZone(ZoneOffset.UTC);
+        }
     }
 
     private static String require(Map<String, String> options, String name) {

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.util.List;
@@ -33,6 +35,19 @@ class BenchReportTest {
         return "{\"benchmark\":\"" + BENCH + "\",\"params\":{\"backend\":\"" + backend + "\"},\"threads\":1,"
                 + "\"operations\":1000,\"redisVersion\":\"7.0.15\",\"perServer\":[{\"evalsha\":2.0}],\"mix\":\""
                 + line + "\"}";
+    }
+
+    @Test
+    @DisplayName("the run's time is when its newest result was written, not when the page is rendered")
+    void runEndedIsTheNewestResultsTime() throws IOException {
+        Path older = Files.writeString(dir.resolve("01-a.json"), "[]");
+        Path newer = Files.writeString(dir.resolve("02-b.json"), "[]");
+        Path notAResult = Files.writeString(dir.resolve("commands.txt"), "x");
+        Files.setLastModifiedTime(older, FileTime.from(Instant.parse("2026-11-30T12:00:00Z")));
+        Files.setLastModifiedTime(newer, FileTime.from(Instant.parse("2026-11-30T12:50:00Z")));
+        Files.setLastModifiedTime(notAResult, FileTime.from(Instant.parse("2026-11-30T13:24:00Z")));
+
+        assertThat(BenchReport.runEnded(dir)).isEqualTo(ZonedDateTime.of(2026, 11, 30, 12, 50, 0, 0, ZoneOffset.UTC));
     }
 
     @Test
