@@ -63,7 +63,9 @@ import redis.clients.jedis.JedisPubSub;
  * scripts with one pub/sub subscription and a local FIFO queue, the woken waiter sending its own acquire:
  * the three hops lock-redis made before its handoff on the server), {@code floor-redis-handoff} (raw Jedis,
  * lock-redis's protocol since: each waiter queues on the server and takes the grant its notice carries,
- * two hops), {@code redis} (lock-redis), {@code redisson-rlock} (Redisson's {@code RLock.lock(30 s)}). Each
+ * two hops, the grant delivered by the notice), {@code floor-redis-inbox} (the same, the grant delivered
+ * by the waiter's inbox, on which every waiter blocks), {@code redis} (lock-redis: its oldest waiter blocks
+ * on its inbox, the others take the notice), {@code redisson-rlock} (Redisson's {@code RLock.lock(30 s)}). Each
  * trial checks at the server that it did what its name says: one fence increment (floor, redis) or one
  * release notice (every row) per grant; it reports the acquire attempts per grant the server saw.
  *
@@ -301,7 +303,8 @@ public class HandoffBenchmark {
             address = new HostAndPort(server.host(), server.port());
             lock = switch (backend) {
                 case "floor-redis" -> new FloorLock(address);
-                case "floor-redis-handoff" -> new FloorHandoffLock(address);
+                case "floor-redis-handoff" -> new FloorHandoffLock(address, false);
+                case "floor-redis-inbox" -> new FloorHandoffLock(address, true);
                 case "redis" ->
                     new LockstepLock(RedisLockProvider.builder(new JedisPooled(address))
                             .closeClient(true)
@@ -310,7 +313,8 @@ public class HandoffBenchmark {
                 default -> {
                     server.close();
                     throw new IllegalArgumentException(
-                            "Redis runs 'floor-redis', 'floor-redis-handoff', 'redis' and 'redisson-rlock', not '"
+                            "Redis runs 'floor-redis', 'floor-redis-handoff', 'floor-redis-inbox', 'redis' and"
+                                    + " 'redisson-rlock', not '"
                                     + backend + "'");
                 }
             };
@@ -518,13 +522,18 @@ public class HandoffBenchmark {
     }
 
     /**
-     * The floor of lock-redis's handoff: raw Jedis, each waiter queues on the server with lock-redis's
-     * acquire script (a queue entry of 5 s) and, while the lock is held, parks until the notice of a grant
-     * to its own token (or 100 ms, then refreshes its entry); the release script grants the first waiter.
-     * Two hops per handoff: the release and the notice.
+     * The floors of lock-redis's handoff: raw Jedis, each waiter queues on the server with lock-redis's
+     * acquire script (a queue entry of 5 s); the release script grants the first waiter. Two hops per
+     * handoff: the release, and its delivery to the waiter. {@code floor-redis-handoff} delivers by the
+     * notice: the waiter parks until the subscriber thread reads the notice of a grant to its own token
+     * (or 100 ms, then refreshes its entry). {@code floor-redis-inbox} ({@code inbox}) delivers by the
+     * inbox: every waiter blocks in {@code BLPOP} on its own inbox for up to 100 ms (then refreshes), on a
+     * pooled connection of its own, where lock-redis blocks only its oldest waiter and the others take
+     * the notice.
      */
     static final class FloorHandoffLock implements HandoffLock {
         private static final String CHANNEL = "floor:release";
+        private final boolean inbox;
         private final JedisPooled jedis;
         private final String acquireSha;
         private final String releaseSha;
@@ -535,7 +544,8 @@ public class HandoffBenchmark {
         private final JedisPubSub subscription;
         private final Thread subscriber;
 
-        FloorHandoffLock(HostAndPort address) {
+        FloorHandoffLock(HostAndPort address, boolean inbox) {
+            this.inbox = inbox;
             jedis = new JedisPooled(address);
             acquireSha = jedis.scriptLoad(RawFloors.REDIS_ACQUIRE, NAME);
             releaseSha = jedis.scriptLoad(RawFloors.REDIS_RELEASE, NAME);
@@ -583,12 +593,20 @@ public class HandoffBenchmark {
             String hash = RawFloors.sha1(token);
             List<String> keys = RawFloors.redisKeys("floor:{" + NAME + "}");
             List<String> args = List.of(token, "30000", "5000", token, CHANNEL, NAME);
-            waiting.put(hash, Thread.currentThread());
+            if (!inbox) {
+                waiting.put(hash, Thread.currentThread());
+            }
             try {
                 while (true) {
                     List<?> reply = (List<?>) jedis.evalsha(acquireSha, keys, args);
                     if ((Long) reply.get(0) == 1) {
                         break;
+                    }
+                    if (inbox) {
+                        if (jedis.blpop(0.1, keys.get(0) + ":grant:" + hash) != null) {
+                            break;
+                        }
+                        continue;
                     }
                     long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
                     while (granted.get(hash) == null && System.nanoTime() - until < 0) {

@@ -75,7 +75,11 @@ final class RawFloors {
               end
               redis.call('SET', KEYS[1], value, 'PX', lease)
               local fence = redis.call('INCR', KEYS[2])
-              redis.pcall('PUBLISH', channel, name .. '\\31' .. redis.sha1hex(token) .. '\\31' .. fence)
+              local hash = redis.sha1hex(token)
+              local inbox = KEYS[1] .. ':grant:' .. hash
+              redis.pcall('RPUSH', inbox, fence)
+              redis.pcall('PEXPIRE', inbox, 5000)
+              redis.pcall('PUBLISH', channel, name .. '\\31' .. hash .. '\\31' .. fence)
               return true
             end
             """;

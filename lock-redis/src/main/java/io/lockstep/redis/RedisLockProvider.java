@@ -39,6 +39,11 @@ public final class RedisLockProvider extends ForwardingLockProvider {
     /** The default key prefix. */
     public static final String DEFAULT_KEY_PREFIX = "lockstep:";
 
+    /** The default of {@link Builder#inboxWait}, in milliseconds. */
+    public static final long DEFAULT_INBOX_WAIT_MILLIS = 500;
+
+    private static final Duration DEFAULT_INBOX_WAIT = Duration.ofMillis(DEFAULT_INBOX_WAIT_MILLIS);
+
     private RedisLockProvider(Builder b) {
         super(new BackendLockProvider<>(
                 new RedisBackend(
@@ -47,7 +52,8 @@ public final class RedisLockProvider extends ForwardingLockProvider {
                         b.keyPrefix,
                         b.driftFactor,
                         b.where,
-                        b.runtime.clock()),
+                        b.runtime.clock(),
+                        b.inboxWait),
                 b.runtime));
     }
 
@@ -65,6 +71,7 @@ public final class RedisLockProvider extends ForwardingLockProvider {
         private boolean closeClient;
         private String where = "(client supplied)";
         private ReplicaAck replicaAck = ReplicaAck.NONE;
+        private Duration inboxWait = DEFAULT_INBOX_WAIT;
         private @Nullable RedisTopology topology;
 
         private Builder(UnifiedJedis jedis) {
@@ -124,6 +131,27 @@ public final class RedisLockProvider extends ForwardingLockProvider {
                 throw new IllegalArgumentException("waitTimeout must be between 1 ms and 1 minute, was " + timeout);
             }
             this.replicaAck = replicas == 0 ? ReplicaAck.NONE : new ReplicaAck(replicas, timeout);
+            return this;
+        }
+
+        /**
+         * How long the provider's oldest waiter blocks on its grant inbox in one request (default {@value
+         * #DEFAULT_INBOX_WAIT_MILLIS} ms). A release that grants a queued waiter puts the fence in that
+         * waiter's inbox as well as announcing it; the oldest waiter of each provider blocks there
+         * ({@code BLPOP}), on one pooled connection while it waits, so the server's reply wakes it with no
+         * hand-over from the subscriber thread. Keep it below the client's socket timeout (a block that
+         * outlasts it fails the connection, and the inbox is then left alone for 30 s); {@link
+         * Duration#ZERO} turns the inbox off, for a pool too small to spare the connection (every waiter
+         * then learns of its grant from the notice).
+         *
+         * @throws IllegalArgumentException naming the field and the value, if negative or over 1 minute
+         */
+        public Builder inboxWait(Duration inboxWait) {
+            Objects.requireNonNull(inboxWait, "inboxWait");
+            if (inboxWait.isNegative() || inboxWait.compareTo(Duration.ofMinutes(1)) > 0) {
+                throw new IllegalArgumentException("inboxWait must be between 0 and 1 minute, was " + inboxWait);
+            }
+            this.inboxWait = inboxWait;
             return this;
         }
 

@@ -34,7 +34,8 @@ import redis.clients.jedis.exceptions.JedisException;
  *
  * <p>Settings (query parameters), any other is an error: {@code keyPrefix} (default {@code lockstep:}),
  * {@code timeout} (connect and socket timeout, and the longest wait for a pooled connection; default
- * {@code 2s}), {@code poolSize} (connections, one of them for release notifications, default 16),
+ * {@code 2s}), {@code poolSize} (connections, one of them for release notifications and, from 4 on,
+ * one for the oldest waiter's grant inbox, see {@link RedisLockProvider.Builder#inboxWait}; default 16),
  * {@code driftFactor} (clock drift allowance, default 0.01: validity is {@code TTL − (TTL × driftFactor
  * + 2 ms)}); for {@code rediss}: {@code trustStore} and {@code trustStorePassword} (a PKCS12 or JKS file
  * of trusted certificates; default the JVM's), {@code verifyHostname} (default {@code true}); see
@@ -182,12 +183,30 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
             builder = RedisLockProvider.builder(jedis).closeClient(true);
         }
         return builder.keyPrefix(prefix)
+                .inboxWait(inboxWait(timeout, poolSize))
                 .driftFactor(driftFactor)
                 .waitReplicas(waitReplicas, waitTimeout)
                 .runtime(config.runtime())
                 .describedAs(described)
                 .build();
     }
+
+    /**
+     * How long the oldest waiter blocks on its grant inbox per request: the default, or half the socket
+     * timeout if that is shorter; none with fewer than {@link #MIN_POOL_FOR_INBOX} connections, which keep
+     * one for notices and must not give a second to a waiter.
+     */
+    static Duration inboxWait(Duration timeout, int poolSize) {
+        if (poolSize < MIN_POOL_FOR_INBOX) {
+            return Duration.ZERO;
+        }
+        Duration half = timeout.dividedBy(2);
+        Duration preferred = Duration.ofMillis(RedisLockProvider.DEFAULT_INBOX_WAIT_MILLIS);
+        return half.compareTo(preferred) < 0 ? half : preferred;
+    }
+
+    /** The smallest pool that lends a connection to a waiter's grant inbox: notices, the inbox, two for calls. */
+    static final int MIN_POOL_FOR_INBOX = 4;
 
     private static JedisClientConfig clientConfig(
             TlsSettings tls, Duration timeout, UriAuthority authority, int database, boolean withCredentials) {

@@ -104,6 +104,49 @@ class RedisAclChannelTest {
     }
 
     @Test
+    @DisplayName("a user refused BLPOP: the oldest waiter's inbox is turned off and its grant comes by the notice")
+    void aUserWithoutBlpopTakesGrantsFromNotices() throws Exception {
+        try (Jedis admin = new Jedis(redis.host(), redis.port())) {
+            admin.aclSetUser("app3", "on", ">pw", "~*", "&lockstep:released", "+@all", "-blpop");
+        }
+        String refused = "redis://app3:pw@127.0.0.1:" + redis.port() + "?timeout=1s";
+        try (LockProvider holderSide = Locks.open(refused);
+                LockProvider waiterSide = Locks.open(refused);
+                Jedis admin = new Jedis(redis.host(), redis.port())) {
+            Lease held = holderSide.acquire("acl/no-blpop", LeaseOptions.of(Duration.ofSeconds(60)));
+            long rejectedBefore = rejectedBlpops(admin);
+            CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> waiterSide.acquire(
+                    "acl/no-blpop", LeaseOptions.of(Duration.ofSeconds(30)).withWaitTime(Duration.ofSeconds(60))));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (rejectedBlpops(admin) == rejectedBefore) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("the waiter's BLPOP, refused within 30 s")
+                        .isNegative();
+                TimeUnit.MILLISECONDS.sleep(5);
+            }
+            assertThat(held.release()).isTrue();
+            Lease next = waiter.get(60, TimeUnit.SECONDS);
+            assertThat(next.fencingToken().getAsLong())
+                    .isEqualTo(held.fencingToken().getAsLong() + 1);
+            assertThat(rejectedBlpops(admin) - rejectedBefore)
+                    .as("BLPOPs refused: the first, then the inbox is off for this provider")
+                    .isEqualTo(1);
+            assertThat(next.release()).isTrue();
+        }
+    }
+
+    /** The server's count of BLPOP calls the ACL refused. */
+    private static long rejectedBlpops(Jedis admin) {
+        for (String line : admin.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_blpop:")) {
+                String field = line.substring(line.indexOf("rejected_calls=") + "rejected_calls=".length());
+                return Long.parseLong(field.substring(0, field.indexOf(',')));
+            }
+        }
+        return 0;
+    }
+
+    @Test
     @DisplayName("with the channel granted (&<prefix>released) the same user is notified")
     void grantedChannelWorks() {
         try (Jedis admin = new Jedis(redis.host(), redis.port())) {

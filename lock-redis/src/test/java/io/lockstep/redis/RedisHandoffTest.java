@@ -22,8 +22,11 @@ import io.lockstep.tck.history.FencedRegister;
 import io.lockstep.tck.history.History;
 import io.lockstep.tck.history.HistoryChecker;
 import io.lockstep.tck.servers.RedisServer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -431,6 +434,110 @@ class RedisHandoffTest {
         assertThat(attempts * 2)
                 .as("acquire attempts × 2 for %d grants", grants.get())
                 .isLessThanOrEqualTo(3L * grants.get());
+    }
+
+    /** A waiter's inbox: where a release that grants it puts the fence (the SHA-1 of its owner token names it). */
+    private String inbox(AttemptContext waiter) throws Exception {
+        byte[] digest =
+                MessageDigest.getInstance("SHA-1").digest(waiter.ownerToken().getBytes(StandardCharsets.UTF_8));
+        return keys.inboxKey(waiter.name(), HexFormat.of().formatHex(digest));
+    }
+
+    @Test
+    @DisplayName("a release that grants a queued waiter puts the grant's fence in the waiter's inbox, which expires"
+            + " by itself")
+    void aGrantGoesToTheWaitersInbox() throws Exception {
+        RedisBackend backend = backend();
+        String name = lockName("inbox");
+        Attempt<RedisBackend.Handle> held = backend.tryLock(context(name));
+        AttemptContext waiter = context(name);
+        watch(backend, waiter);
+        assertThat(backend.tryLock(waiter).isGranted()).isFalse();
+        assertThat(admin.exists(inbox(waiter))).as("the inbox before any grant").isFalse();
+
+        assertThat(backend.release(held.grant().handle())).isTrue();
+
+        assertThat(admin.lrange(inbox(waiter), 0, -1))
+                .as("the waiter's inbox after the release granted it")
+                .containsExactly(Long.toString(held.grant().fencingToken().getAsLong() + 1));
+        assertThat(admin.pttl(inbox(waiter)))
+                .as("the inbox's time to live, ms")
+                .isPositive()
+                .isLessThanOrEqualTo(5_000);
+    }
+
+    @Test
+    @DisplayName("the oldest waiter of a provider blocks on its inbox: its grant is taken from there (the inbox is"
+            + " emptied) with no request of its own after the release")
+    void theOldestWaiterTakesItsGrantFromItsInbox() throws Exception {
+        RedisBackend holderSide = backend();
+        RedisBackend waiterSide = backend();
+        String name = lockName("lane");
+        Attempt<RedisBackend.Handle> held = holderSide.tryLock(context(name));
+        AttemptContext waiter = context(name);
+        ReleaseWatch watch = watch(waiterSide, waiter);
+        assertThat(waiterSide.tryLock(waiter).isGranted()).isFalse();
+        long scriptsBefore = scriptCalls();
+        assertThat(holderSide.release(held.grant().handle())).isTrue();
+
+        assertThat(watch.await(Duration.ofSeconds(30)))
+                .as("the waiter woken within 30 s")
+                .isTrue();
+        assertThat(admin.exists(inbox(waiter)))
+                .as("the inbox after the waiter woke: emptied by its BLPOP")
+                .isFalse();
+        Attempt<RedisBackend.Handle> granted = waiterSide.tryLock(waiter);
+        assertThat(granted.isGranted()).isTrue();
+        assertThat(granted.grant().fencingToken().getAsLong())
+                .isEqualTo(held.grant().fencingToken().getAsLong() + 1);
+        assertThat(scriptCalls() - scriptsBefore)
+                .as("script calls from the release to the waiter's grant (the release alone)")
+                .isEqualTo(1);
+        assertThat(waiterSide.release(granted.grant().handle())).isTrue();
+    }
+
+    @Test
+    @DisplayName("when the oldest waiter gives up, the lane passes to the next, which keeps waiting (not woken"
+            + " without a grant) and then takes its grant from its inbox")
+    void theLanePassesToTheNextWaiter() throws Exception {
+        RedisBackend holderSide = backend();
+        RedisBackend waiterSide = backend();
+        String name = lockName("lane-passes");
+        Attempt<RedisBackend.Handle> held = holderSide.tryLock(context(name));
+        AttemptContext quitter = context(name);
+        AttemptContext next = context(name);
+        ReleaseWatch quitterWatch = watch(waiterSide, quitter);
+        ReleaseWatch nextWatch = watch(waiterSide, next);
+        assertThat(waiterSide.tryLock(quitter).isGranted()).isFalse();
+        assertThat(waiterSide.tryLock(next).isGranted()).isFalse();
+        settle(waiterSide, nextWatch);
+        long scriptsBefore = scriptCalls();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Attempt<RedisBackend.Handle>> nextSide = pool.submit(() -> {
+                assertThat(nextWatch.await(Duration.ofSeconds(60))).isTrue();
+                return waiterSide.tryLock(next);
+            });
+            quitterWatch.close(); // withdraws: one script call
+            assertThat(holderSide.release(held.grant().handle())).isTrue();
+
+            Attempt<RedisBackend.Handle> granted = nextSide.get(90, TimeUnit.SECONDS);
+            assertThat(granted.isGranted())
+                    .as("the next waiter's attempt after its wait ended (a wait ended by the hand-over alone"
+                            + " would find the lock still held)")
+                    .isTrue();
+            assertThat(granted.grant().fencingToken().getAsLong())
+                    .isEqualTo(held.grant().fencingToken().getAsLong() + 1);
+            assertThat(scriptCalls() - scriptsBefore)
+                    .as("script calls: the quitter's withdrawal and the release")
+                    .isEqualTo(2);
+            assertThat(admin.exists(inbox(next)))
+                    .as("the next waiter's inbox, emptied")
+                    .isFalse();
+            assertThat(waiterSide.release(granted.grant().handle())).isTrue();
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     /** Calls of EVALSHA and EVAL the server has counted. */

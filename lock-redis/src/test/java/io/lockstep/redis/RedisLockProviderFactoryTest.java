@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisPooled;
 
 @DisplayName("redis:// URIs")
 class RedisLockProviderFactoryTest {
@@ -215,6 +216,34 @@ class RedisLockProviderFactoryTest {
                 .isInstanceOf(LockConfigurationException.class)
                 .hasMessageContaining("nope")
                 .hasMessageNotContaining("hunter2");
+    }
+
+    @Test
+    @DisplayName("the oldest waiter's inbox wait: 500 ms, or half the socket timeout if shorter; none in a pool"
+            + " under 4 connections")
+    void inboxWaitFollowsTimeoutAndPool() {
+        assertThat(RedisLockProviderFactory.inboxWait(Duration.ofSeconds(2), 16))
+                .isEqualTo(Duration.ofMillis(500));
+        assertThat(RedisLockProviderFactory.inboxWait(Duration.ofMillis(300), 16))
+                .isEqualTo(Duration.ofMillis(150));
+        assertThat(RedisLockProviderFactory.inboxWait(Duration.ofSeconds(2), 4)).isEqualTo(Duration.ofMillis(500));
+        assertThat(RedisLockProviderFactory.inboxWait(Duration.ofSeconds(2), 3)).isZero();
+    }
+
+    @Test
+    @DisplayName("the builder refuses an inbox wait below zero or over a minute, naming it and the value")
+    void badInboxWaitIsRejected() {
+        try (JedisPooled jedis = new JedisPooled(redis.host(), redis.port())) {
+            assertThatThrownBy(() -> RedisLockProvider.builder(jedis).inboxWait(Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("inboxWait must be between 0 and 1 minute, was PT-0.001S");
+            assertThatThrownBy(() -> RedisLockProvider.builder(jedis).inboxWait(Duration.ofMinutes(2)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("inboxWait must be between 0 and 1 minute, was PT2M");
+            assertThatThrownBy(() -> RedisLockProvider.builder(jedis).inboxWait(null))
+                    .isInstanceOf(NullPointerException.class)
+                    .hasMessage("inboxWait");
+        }
     }
 
     @Test

@@ -186,16 +186,15 @@ class RedisWakeOneWaiterTest {
         }
     }
 
-    /** Waits until {@code n} threads are parked in an acquire's wait, after their queueing attempt. */
+    /**
+     * Waits until {@code n} threads are in an acquire's wait, after their queueing attempt: parked, or
+     * (the provider's oldest waiter) blocked on its inbox, which a thread dump shows as running.
+     */
     private static void awaitWaitingThreads(ExecutorService pool, int n) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() - deadline < 0) {
             int parked = 0;
             for (var entry : Thread.getAllStackTraces().entrySet()) {
-                if (entry.getKey().getState() != Thread.State.WAITING
-                        && entry.getKey().getState() != Thread.State.TIMED_WAITING) {
-                    continue;
-                }
                 for (StackTraceElement frame : entry.getValue()) {
                     if (frame.getClassName().endsWith(".RedisWaiter")
                             && frame.getMethodName().equals("await")) {

@@ -145,6 +145,22 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
             double driftFactor,
             String where,
             MonotonicClock clock) {
+        this(topology, ack, keyPrefix, driftFactor, where, clock, GrantLane.DEFAULT_WAIT);
+    }
+
+    /**
+     * As {@link #RedisBackend(RedisTopology, ReplicaAck, String, double, String, MonotonicClock)}, with
+     * {@code inboxWait}: the longest the oldest waiter blocks on its grant inbox per request ({@link
+     * GrantLane}); zero turns the inbox off.
+     */
+    public RedisBackend(
+            RedisTopology topology,
+            ReplicaAck ack,
+            String keyPrefix,
+            double driftFactor,
+            String where,
+            MonotonicClock clock,
+            Duration inboxWait) {
         this.clock = clock;
         this.topology = topology;
         this.jedis = topology.client();
@@ -152,7 +168,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         this.keys = new RedisKeys(keyPrefix);
         this.driftFactor = driftFactor;
         this.where = where;
-        this.signals = new RedisReleaseSignals(jedis, keys.releaseChannel(), where);
+        this.signals = new RedisReleaseSignals(jedis, keys, where, inboxWait);
     }
 
     @Override

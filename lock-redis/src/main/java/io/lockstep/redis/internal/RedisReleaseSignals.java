@@ -39,20 +39,27 @@ public final class RedisReleaseSignals extends ReleaseSignals {
     private static final int FAILURES_BEFORE_WARNING = 3;
 
     private final UnifiedJedis jedis;
+    private final RedisKeys keys;
     private final String channel;
+    private final GrantLane lane;
     private volatile @Nullable JedisPubSub subscription;
     /** Queued waiters by the hash of their owner token, and by lock name. */
     private final Map<String, RedisWaiter> waitersByHash = new ConcurrentHashMap<>();
 
     private final Map<String, Set<RedisWaiter>> waitersByName = new ConcurrentHashMap<>();
 
-    /** Signals for releases announced on {@code channel}. */
-    public RedisReleaseSignals(UnifiedJedis jedis, String channel, String where) {
+    /**
+     * Signals for releases announced on {@code keys}' release channel, and the waiters' {@link GrantLane},
+     * whose requests block up to {@code inboxWait} (zero: no lane).
+     */
+    public RedisReleaseSignals(UnifiedJedis jedis, RedisKeys keys, String where, Duration inboxWait) {
         // close() does not wait for the thread: unsubscribing ends it, and a subscriber blocked on a dead
         // server must not hold close() up.
         super("lockstep-redis-releases", "Redis at " + where, MAX_BACKOFF, FIRST_SUBSCRIPTION_WAIT, Duration.ZERO);
         this.jedis = jedis;
-        this.channel = channel;
+        this.keys = keys;
+        this.channel = keys.releaseChannel();
+        this.lane = new GrantLane(jedis, "Redis at " + where, inboxWait, w -> signal(wakeKey(w)));
     }
 
     @Override
@@ -106,12 +113,14 @@ public final class RedisReleaseSignals extends ReleaseSignals {
 
     /**
      * Opens a queued waiter: wake-ups of its own (so a grant wakes it alone; a plain release of its lock,
-     * a new subscription or a dropped one wake it too), registered until it closes.
+     * a new subscription or a dropped one wake it too), and a place in the line for the {@link GrantLane},
+     * both kept until it closes.
      */
     RedisWaiter openWaiter(String name, String ownerToken, java.util.function.Consumer<RedisWaiter> onClose) {
         String hash = RedisWaiter.tokenHash(ownerToken);
         ReleaseWatch wakeups = watch(GRANT_SEPARATOR + hash);
-        RedisWaiter waiter = new RedisWaiter(name, ownerToken, wakeups, w -> {
+        RedisWaiter waiter = new RedisWaiter(name, ownerToken, hash, wakeups, lane, keys.inboxKey(name, hash), w -> {
+            lane.leave(w);
             waitersByHash.remove(w.tokenHash(), w);
             waitersByName.computeIfPresent(w.name(), (n, set) -> {
                 set.remove(w);
@@ -121,11 +130,18 @@ public final class RedisReleaseSignals extends ReleaseSignals {
         });
         waitersByHash.put(hash, waiter);
         waitersByName.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(waiter);
+        lane.join(waiter);
         return waiter;
     }
 
     private static String wakeKey(RedisWaiter waiter) {
         return GRANT_SEPARATOR + waiter.tokenHash();
+    }
+
+    @Override
+    public void close() {
+        lane.close();
+        super.close();
     }
 
     @Override

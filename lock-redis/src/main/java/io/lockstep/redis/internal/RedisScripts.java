@@ -1,5 +1,6 @@
 package io.lockstep.redis.internal;
 
+import java.time.Duration;
 import java.util.List;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.JedisCluster;
@@ -10,6 +11,12 @@ import redis.clients.jedis.UnifiedJedis;
 final class RedisScripts {
 
     private RedisScripts() {}
+
+    /**
+     * How long a grant waits in its waiter's inbox: a waiter that was not blocked on it when it came takes
+     * the grant from the notice or its next refresh instead, and the inbox then goes by itself.
+     */
+    static final Duration INBOX_TTL = Duration.ofSeconds(5);
 
     /**
      * Loads every lock script into the server's cache: on one server (or a Sentinel's primary) in one
@@ -44,9 +51,13 @@ final class RedisScripts {
      * other than {@code leaving} (token, lease, value; nil if none), removing in one {@code ZREM} and one
      * {@code HDEL} the expired ones before it, {@code leaving}, and the one returned if {@code take}. {@code
      * grant_next(channel, name, leaving)} hands the free lock to that waiter exactly as an acquire would (SET
-     * PX with the waiter's lease time over the released value, INCR the fence) and announces the grant as
-     * {@code <name> US <sha1 of the token> US <fence>} (US is the control character 31, which no lock name
-     * contains); false if nobody live waits.
+     * PX with the waiter's lease time over the released value, INCR the fence), puts the fence in the
+     * waiter's inbox ({@link RedisKeys#inboxKey}, a list that lives {@link #INBOX_TTL}, where a waiter
+     * blocked on it takes it at once: {@link GrantLane}) and announces the grant as {@code <name> US <sha1 of
+     * the token> US <fence>} (US is the control character 31, which no lock name contains); false if nobody
+     * live waits. The inbox is named in no KEYS: it is built from the lock's key and shares its hash slot,
+     * and it is written with {@code pcall}, like the notice, so a slot in migration (where a key the node
+     * lacks is "not local") costs the waiter the fast delivery, never the release.
      *
      * <p>No script touches a key again after a command that may have deleted it (a {@code DEL}, or the
      * {@code ZREM}/{@code HDEL} that empties a queue): while a cluster slot migrates, a script runs only if
@@ -102,10 +113,15 @@ final class RedisScripts {
               end
               redis.call('SET', KEYS[1], value, 'PX', lease)
               local fence = redis.call('INCR', KEYS[2])
-              redis.pcall('PUBLISH', channel, name .. '\\31' .. redis.sha1hex(token) .. '\\31' .. fence)
+              local hash = redis.sha1hex(token)
+              local inbox = KEYS[1] .. ':grant:' .. hash
+              redis.pcall('RPUSH', inbox, fence)
+              redis.pcall('PEXPIRE', inbox, INBOX_TTL_MS)
+              redis.pcall('PUBLISH', channel, name .. '\\31' .. hash .. '\\31' .. fence)
               return true
             end
-            """;
+            """
+                    .replace("INBOX_TTL_MS", Long.toString(INBOX_TTL.toMillis()));
 
     /**
      * KEYS as in {@link #QUEUE_FUNCTIONS}; ARGV[1] the value to store (owner token, a space, the holder),

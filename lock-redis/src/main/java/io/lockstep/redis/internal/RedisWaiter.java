@@ -7,6 +7,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -40,6 +41,8 @@ final class RedisWaiter implements ReleaseWatch {
     private final String ownerToken;
     private final String tokenHash;
     private final ReleaseWatch wakeups;
+    private final GrantLane lane;
+    private final String inboxKey;
     private final Consumer<RedisWaiter> onClose;
 
     private boolean sawWaiting;
@@ -51,12 +54,27 @@ final class RedisWaiter implements ReleaseWatch {
 
     private boolean granted;
     private boolean closed;
+    /** The lane passed to this waiter while it waited for notices: it should block on its inbox now. */
+    private boolean handedOver;
 
-    RedisWaiter(String name, String ownerToken, ReleaseWatch wakeups, Consumer<RedisWaiter> onClose) {
+    /**
+     * @param tokenHash {@link #tokenHash(String)} of {@code ownerToken}
+     * @param inboxKey where a release that grants this waiter puts the fence ({@link RedisKeys#inboxKey})
+     */
+    RedisWaiter(
+            String name,
+            String ownerToken,
+            String tokenHash,
+            ReleaseWatch wakeups,
+            GrantLane lane,
+            String inboxKey,
+            Consumer<RedisWaiter> onClose) {
         this.name = name;
         this.ownerToken = ownerToken;
-        this.tokenHash = tokenHash(ownerToken);
+        this.tokenHash = tokenHash;
         this.wakeups = wakeups;
+        this.lane = lane;
+        this.inboxKey = inboxKey;
         this.onClose = onClose;
     }
 
@@ -126,14 +144,60 @@ final class RedisWaiter implements ReleaseWatch {
         return granted;
     }
 
-    /** Wakes {@link #await}; from the subscriber thread. */
-    ReleaseWatch wakeups() {
-        return wakeups;
+    /** Whether a grant was announced (by a notice or the inbox) after the latest "still waiting". */
+    private synchronized boolean hasNoticed() {
+        return sawWaiting && noticedFence > waitingFence;
     }
 
+    /** The lane passed to this waiter ({@link GrantLane#leave}); it is woken next. */
+    synchronized void laneHandedOver() {
+        handedOver = true;
+    }
+
+    private synchronized boolean takeHandOver() {
+        boolean was = handedOver;
+        handedOver = false;
+        return was;
+    }
+
+    /**
+     * Waits up to {@code timeout} for a grant or another reason to ask again. The holder of the provider's
+     * {@link GrantLane} blocks on its inbox, in slices, between which it looks at its other wake-ups (a
+     * plain release of its lock, a new subscription); every other waiter waits for them alone, and takes
+     * up the lane when it is woken because the lane passed to it. A fence taken from the inbox counts as
+     * a notice ({@link #noticed}): the same rule decides whether it may be used.
+     */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
-        return wakeups.await(timeout);
+        long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left > 0 && lane.holds(this)) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                if (takeHandOver()) {
+                    wakeups.await(Duration.ZERO); // the wake-up that told of the hand-over, if still there
+                }
+                OptionalLong fence = lane.pop(inboxKey, Math.min(left, lane.sliceNanos()));
+                if (fence.isPresent()) {
+                    noticed(fence.getAsLong());
+                    return true;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                if (wakeups.await(Duration.ZERO)) {
+                    return true;
+                }
+                continue;
+            }
+            boolean woken = wakeups.await(Duration.ofNanos(Math.max(0, left)));
+            if (woken && takeHandOver() && !hasNoticed()) {
+                continue; // woken to take up the lane, not by a notice
+            }
+            return woken;
+        }
     }
 
     /**
