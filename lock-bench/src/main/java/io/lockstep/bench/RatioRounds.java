@@ -141,7 +141,11 @@ public final class RatioRounds {
                     "redis",
                     List.of(
                             // Item 3 sets the p50 against the 3-hop floor; no target for its p99.
-                            new Reference("floor-redis", 0.7, Double.NaN), new Reference("redisson-rlock", 1.0)),
+                            new Reference("floor-redis", 0.7, Double.NaN),
+                            // The raw client delivering every grant by the inbox: the floor of lock-redis's
+                            // own handoff, shown, not judged (no issue sets a target for it).
+                            new Reference("floor-redis-inbox", Double.NaN, Double.NaN),
+                            new Reference("redisson-rlock", 1.0)),
                     threads,
                     Timing.STANDARD,
                     Metric.P50_P99));
