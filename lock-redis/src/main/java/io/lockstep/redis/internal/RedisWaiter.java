@@ -37,6 +37,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class RedisWaiter implements ReleaseWatch {
 
+    private static final Duration CENTURY = Duration.ofDays(36_525);
+    private static final long CENTURY_NANOS = CENTURY.toNanos();
+
     private final String name;
     private final String ownerToken;
     private final String tokenHash;
@@ -169,7 +172,9 @@ final class RedisWaiter implements ReleaseWatch {
      */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+        // A timeout beyond a century waits a century: the deadline must not overflow.
+        long deadline =
+                System.nanoTime() + Math.max(0, timeout.compareTo(CENTURY) > 0 ? CENTURY_NANOS : timeout.toNanos());
         while (true) {
             long left = deadline - System.nanoTime();
             if (left > 0 && lane.holds(this)) {
