@@ -14,8 +14,8 @@ import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.CommandObject;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisDataException;
-import redis.clients.jedis.exceptions.JedisRedirectionException;
 
 /**
  * The fast delivery of a grant to one waiter per provider: the oldest of its queued waiters (the one a
@@ -29,10 +29,12 @@ import redis.clients.jedis.exceptions.JedisRedirectionException;
  * <p>One lane per provider, so one pooled connection at a time, whatever the number of waiters (the
  * subscription holds another); the lane passes to the next oldest waiter when its holder stops waiting,
  * and that waiter is woken to take it up. A {@code BLPOP} blocks at most its slice ({@link #DEFAULT_WAIT}
- * unless configured; keep it below the client's socket timeout: Jedis's default is 2 s), and is sent as an ordinary command, so the client's
- * socket timeout still bounds it when the server stalls. A server that refuses it (an ACL user without
- * {@code BLPOP}, a Redis before 6.0, which takes no fractional timeout) turns the lane off for good; a
- * connection failure turns it off for {@link #SUSPENSION}. Either way waiters fall back to notices.
+ * unless configured; keep it below the client's socket timeout: Jedis's default is 2 s), and is sent as
+ * an ordinary command, so the client's socket timeout still bounds it when the server stalls. A server
+ * that refuses it (an ACL user without {@code BLPOP}, a Redis before 6.0, which takes no fractional
+ * timeout: {@link #refusedForGood}) turns the lane off for good; a connection failure, or a reply of a
+ * passing state (a failover, a busy server, a moving slot), turns it off for {@link #SUSPENSION}. Either
+ * way waiters fall back to notices.
  *
  * <p>Thread-safe.
  */
@@ -134,14 +136,14 @@ final class GrantLane {
         } catch (NumberFormatException e) {
             return OptionalLong.empty(); // not a grant of ours: the notice or a refresh tells
         } catch (JedisDataException e) {
-            if (e instanceof JedisRedirectionException) {
-                suspend(e); // a slot moving between cluster nodes
-            } else {
+            if (refusedForGood(e)) {
                 refused = true;
                 log.debug(
                         "Redis at {} refused BLPOP ({}); queued waiters take their grants from notices",
                         where,
                         e.getMessage());
+            } else {
+                suspend(e); // MOVED, TRYAGAIN, READONLY during a failover, BUSY, LOADING: for a while
             }
             return OptionalLong.empty();
         } catch (RuntimeException e) {
@@ -150,6 +152,20 @@ final class GrantLane {
             }
             return OptionalLong.empty();
         }
+    }
+
+    /**
+     * Whether the server will never take this {@code BLPOP}: a user without permission for it ({@code
+     * NOPERM}), or a server that does not know it (renamed away) or its fractional timeout (a Redis before
+     * 6.0). Other replies tell of a passing state (a failover's {@code READONLY}, {@code BUSY}, {@code
+     * LOADING}, a cluster's redirections, too many clients) and only suspend the lane.
+     */
+    static boolean refusedForGood(JedisDataException e) {
+        String message = String.valueOf(e.getMessage());
+        return e instanceof JedisAccessControlException
+                || message.startsWith("NOPERM")
+                || message.startsWith("ERR unknown command")
+                || message.startsWith("ERR timeout is not");
     }
 
     private void suspend(RuntimeException failure) {
