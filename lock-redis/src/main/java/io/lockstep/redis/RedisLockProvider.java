@@ -136,7 +136,7 @@ public final class RedisLockProvider extends ForwardingLockProvider {
 
         /**
          * How long the provider's oldest waiter blocks on its grant inbox in one request (default {@value
-         * #DEFAULT_INBOX_WAIT_MILLIS} ms). A release that grants a queued waiter puts the fence in that
+         * RedisLockProvider#DEFAULT_INBOX_WAIT_MILLIS} ms). A release that grants a queued waiter puts the fence in that
          * waiter's inbox as well as announcing it; the oldest waiter of each provider blocks there
          * ({@code BLPOP}), on one pooled connection while it waits, so the server's reply wakes it with no
          * hand-over from the subscriber thread. Keep it below the client's socket timeout (a block that
