@@ -44,6 +44,9 @@ public final class RedisLockProvider extends ForwardingLockProvider {
 
     private static final Duration DEFAULT_INBOX_WAIT = Duration.ofMillis(DEFAULT_INBOX_WAIT_MILLIS);
 
+    /** The shortest {@link Builder#inboxWait} other than zero, in milliseconds. */
+    public static final long MIN_INBOX_WAIT_MILLIS = 10;
+
     private RedisLockProvider(Builder b) {
         super(new BackendLockProvider<>(
                 new RedisBackend(
@@ -136,20 +139,25 @@ public final class RedisLockProvider extends ForwardingLockProvider {
 
         /**
          * How long the provider's oldest waiter blocks on its grant inbox in one request (default {@value
-         * RedisLockProvider#DEFAULT_INBOX_WAIT_MILLIS} ms). A release that grants a queued waiter puts the fence in that
-         * waiter's inbox as well as announcing it; the oldest waiter of each provider blocks there
-         * ({@code BLPOP}), on one pooled connection while it waits, so the server's reply wakes it with no
-         * hand-over from the subscriber thread. Keep it below the client's socket timeout (a block that
+         * RedisLockProvider#DEFAULT_INBOX_WAIT_MILLIS} ms). A release that grants a queued waiter puts the
+         * fence in that waiter's inbox as well as announcing it; the oldest waiter of each provider blocks
+         * there ({@code BLPOP}), on one pooled connection while it waits, so the server's reply wakes it with
+         * no hand-over from the subscriber thread. Keep it below the client's socket timeout (a block that
          * outlasts it fails the connection, and the inbox is then left alone for 30 s); {@link
          * Duration#ZERO} turns the inbox off, for a pool too small to spare the connection (every waiter
-         * then learns of its grant from the notice).
+         * then learns of its grant from the notice). A waiter sends one request per {@code inboxWait}, so it
+         * is at least {@value #MIN_INBOX_WAIT_MILLIS} ms.
          *
-         * @throws IllegalArgumentException naming the field and the value, if negative or over 1 minute
+         * @throws IllegalArgumentException naming the field and the value, unless zero or between {@value
+         *     #MIN_INBOX_WAIT_MILLIS} ms and 1 minute
          */
         public Builder inboxWait(Duration inboxWait) {
             Objects.requireNonNull(inboxWait, "inboxWait");
-            if (inboxWait.isNegative() || inboxWait.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new IllegalArgumentException("inboxWait must be between 0 and 1 minute, was " + inboxWait);
+            if (!inboxWait.isZero()
+                    && (inboxWait.compareTo(Duration.ofMillis(MIN_INBOX_WAIT_MILLIS)) < 0
+                            || inboxWait.compareTo(Duration.ofMinutes(1)) > 0)) {
+                throw new IllegalArgumentException("inboxWait must be 0 (off) or between " + MIN_INBOX_WAIT_MILLIS
+                        + " ms and 1 minute, was " + inboxWait);
             }
             this.inboxWait = inboxWait;
             return this;

@@ -194,13 +194,14 @@ public final class RedisLockProviderFactory implements LockProviderFactory {
     /**
      * How long the oldest waiter blocks on its grant inbox per request: the default, or half the socket
      * timeout if that is shorter; none with fewer than {@link #MIN_POOL_FOR_INBOX} connections, which keep
-     * one for notices and must not give a second to a waiter.
+     * one for notices and must not give a second to a waiter, nor with a socket timeout so short that half
+     * of it is under {@link RedisLockProvider#MIN_INBOX_WAIT_MILLIS}.
      */
     static Duration inboxWait(Duration timeout, int poolSize) {
-        if (poolSize < MIN_POOL_FOR_INBOX) {
+        Duration half = timeout.dividedBy(2);
+        if (poolSize < MIN_POOL_FOR_INBOX || half.toMillis() < RedisLockProvider.MIN_INBOX_WAIT_MILLIS) {
             return Duration.ZERO;
         }
-        Duration half = timeout.dividedBy(2);
         Duration preferred = Duration.ofMillis(RedisLockProvider.DEFAULT_INBOX_WAIT_MILLIS);
         return half.compareTo(preferred) < 0 ? half : preferred;
     }

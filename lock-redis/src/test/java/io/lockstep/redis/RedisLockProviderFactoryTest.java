@@ -228,18 +228,30 @@ class RedisLockProviderFactoryTest {
                 .isEqualTo(Duration.ofMillis(150));
         assertThat(RedisLockProviderFactory.inboxWait(Duration.ofSeconds(2), 4)).isEqualTo(Duration.ofMillis(500));
         assertThat(RedisLockProviderFactory.inboxWait(Duration.ofSeconds(2), 3)).isZero();
+        assertThat(RedisLockProviderFactory.inboxWait(Duration.ofMillis(19), 16))
+                .as("half of a 19 ms timeout is under the 10 ms minimum")
+                .isZero();
+        assertThat(RedisLockProviderFactory.inboxWait(Duration.ofMillis(20), 16))
+                .isEqualTo(Duration.ofMillis(10));
     }
 
     @Test
-    @DisplayName("the builder refuses an inbox wait below zero or over a minute, naming it and the value")
+    @DisplayName("the builder refuses an inbox wait other than zero outside 10 ms to a minute, naming it and the value")
     void badInboxWaitIsRejected() {
         try (JedisPooled jedis = new JedisPooled(redis.host(), redis.port())) {
             assertThatThrownBy(() -> RedisLockProvider.builder(jedis).inboxWait(Duration.ofMillis(-1)))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessage("inboxWait must be between 0 and 1 minute, was PT-0.001S");
+                    .hasMessage("inboxWait must be 0 (off) or between 10 ms and 1 minute, was PT-0.001S");
+            assertThatThrownBy(() -> RedisLockProvider.builder(jedis).inboxWait(Duration.ofMillis(9)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("inboxWait must be 0 (off) or between 10 ms and 1 minute, was PT0.009S");
             assertThatThrownBy(() -> RedisLockProvider.builder(jedis).inboxWait(Duration.ofMinutes(2)))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessage("inboxWait must be between 0 and 1 minute, was PT2M");
+                    .hasMessage("inboxWait must be 0 (off) or between 10 ms and 1 minute, was PT2M");
+            assertThat(RedisLockProvider.builder(jedis).inboxWait(Duration.ZERO))
+                    .isNotNull();
+            assertThat(RedisLockProvider.builder(jedis).inboxWait(Duration.ofMillis(10)))
+                    .isNotNull();
             assertThatThrownBy(() -> RedisLockProvider.builder(jedis).inboxWait(null))
                     .isInstanceOf(NullPointerException.class)
                     .hasMessage("inboxWait");
