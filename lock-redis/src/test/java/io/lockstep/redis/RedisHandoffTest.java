@@ -512,13 +512,16 @@ class RedisHandoffTest {
         assertThat(waiterSide.tryLock(next).isGranted()).isFalse();
         settle(waiterSide, nextWatch);
         long scriptsBefore = scriptCalls();
-        ExecutorService pool = Executors.newSingleThreadExecutor();
+        ExecutorService pool = Executors.newSingleThreadExecutor(r -> new Thread(r, "lane-next"));
         try {
             Future<Attempt<RedisBackend.Handle>> nextSide = pool.submit(() -> {
                 assertThat(nextWatch.await(Duration.ofSeconds(60))).isTrue();
                 return waiterSide.tryLock(next);
             });
             quitterWatch.close(); // withdraws: one script call
+            // Released only once the next waiter blocks on its inbox: released earlier, its grant may reach
+            // it by the notice first (correct too, but then this test would not show the lane passed).
+            awaitBlockedOnInbox("lane-next");
             assertThat(holderSide.release(held.grant().handle())).isTrue();
 
             Attempt<RedisBackend.Handle> granted = nextSide.get(90, TimeUnit.SECONDS);
@@ -537,6 +540,27 @@ class RedisHandoffTest {
             assertThat(waiterSide.release(granted.grant().handle())).isTrue();
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /** Waits (bounded generously) until the thread named {@code name} is in its lane's {@code BLPOP}. */
+    private static void awaitBlockedOnInbox(String name) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            for (var entry : Thread.getAllStackTraces().entrySet()) {
+                if (entry.getKey().getName().equals(name)) {
+                    for (StackTraceElement frame : entry.getValue()) {
+                        if (frame.getClassName().endsWith(".GrantLane")
+                                && frame.getMethodName().equals("pop")) {
+                            return;
+                        }
+                    }
+                }
+            }
+            assertThat(System.nanoTime() - deadline)
+                    .as("thread %s blocked on its inbox within 30 s", name)
+                    .isNegative();
+            Thread.sleep(2);
         }
     }
 
