@@ -339,6 +339,14 @@ public class HandoffBenchmark {
                 throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + notices
                         + " release notices per grant over " + n + " grants, expected 1: " + perGrant);
             }
+            if (backend.equals("floor-redis-inbox")) {
+                // Its name says every grant is delivered by the inbox: a BLPOP that pops it, at least.
+                double pops = perGrant.getOrDefault("blpop", 0.0);
+                if (pops < 0.9) {
+                    throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + pops
+                            + " BLPOP per grant over " + n + " grants, expected at least 1: " + perGrant);
+                }
+            }
             if (!backend.equals("redisson-rlock")) {
                 double fences = perGrant.getOrDefault("incr", 0.0);
                 if (Math.abs(fences - 1.0) > CommandMix.NOISE) {
