@@ -64,10 +64,14 @@ import redis.clients.jedis.JedisPubSub;
  * the three hops lock-redis made before its handoff on the server), {@code floor-redis-handoff} (raw Jedis,
  * lock-redis's protocol since: each waiter queues on the server and takes the grant its notice carries,
  * two hops, the grant delivered by the notice), {@code floor-redis-inbox} (the same, the grant delivered
- * by the waiter's inbox, on which every waiter blocks), {@code redis} (lock-redis: its oldest waiter blocks
+ * by the waiter's inbox, on which every waiter blocks), {@code floor-redis-2hop-min} (the least a two-hop
+ * handoff can ask of the server: {@link MinimalTwoHopLock}, a bound, not a lock to run), {@code redis}
+ * (lock-redis: its oldest waiter blocks
  * on its inbox, the others take the notice), {@code redisson-rlock} (Redisson's {@code RLock.lock(30 s)}). Each
- * trial checks at the server that it did what its name says: one fence increment (floor, redis) or one
- * release notice (every row) per grant; it reports the acquire attempts per grant the server saw.
+ * trial checks at the server that it did what its name says: one fence increment per grant (every row
+ * but Redisson's), one release notice per grant (every row but the minimal one, which sends none), a
+ * {@code BLPOP} per grant ({@code floor-redis-inbox}, {@code floor-redis-2hop-min}); it reports the
+ * acquire attempts per grant the server saw.
  *
  * <p>{@link #server} {@code etcd}, {@code zookeeper} and {@code postgresql} run the same loop on one
  * lock name with lock-etcd against jetcd's {@code Lock} client, lock-zookeeper against Curator's {@code
@@ -305,6 +309,7 @@ public class HandoffBenchmark {
                 case "floor-redis" -> new FloorLock(address);
                 case "floor-redis-handoff" -> new FloorHandoffLock(address, false);
                 case "floor-redis-inbox" -> new FloorHandoffLock(address, true);
+                case "floor-redis-2hop-min" -> new MinimalTwoHopLock(address);
                 case "redis" ->
                     new LockstepLock(RedisLockProvider.builder(new JedisPooled(address))
                             .closeClient(true)
@@ -313,8 +318,8 @@ public class HandoffBenchmark {
                 default -> {
                     server.close();
                     throw new IllegalArgumentException(
-                            "Redis runs 'floor-redis', 'floor-redis-handoff', 'floor-redis-inbox', 'redis' and"
-                                    + " 'redisson-rlock', not '"
+                            "Redis runs 'floor-redis', 'floor-redis-handoff', 'floor-redis-inbox',"
+                                    + " 'floor-redis-2hop-min', 'redis' and 'redisson-rlock', not '"
                                     + backend + "'");
                 }
             };
@@ -335,11 +340,13 @@ public class HandoffBenchmark {
             List<Map<String, Double>> perServer = mix.perOperation(n);
             Map<String, Double> perGrant = perServer.get(0);
             double notices = perGrant.getOrDefault("publish", 0.0);
-            if (Math.abs(notices - 1.0) > CommandMix.NOISE) {
+            double expectedNotices = backend.equals("floor-redis-2hop-min") ? 0.0 : 1.0;
+            if (Math.abs(notices - expectedNotices) > CommandMix.NOISE) {
                 throw new IllegalStateException("HandoffBenchmark " + backend + ": the server saw " + notices
-                        + " release notices per grant over " + n + " grants, expected 1: " + perGrant);
+                        + " release notices per grant over " + n + " grants, expected " + expectedNotices + ": "
+                        + perGrant);
             }
-            if (backend.equals("floor-redis-inbox")) {
+            if (backend.equals("floor-redis-inbox") || backend.equals("floor-redis-2hop-min")) {
                 // Its name says every grant is delivered by the inbox: a BLPOP that pops it, at least.
                 double pops = perGrant.getOrDefault("blpop", 0.0);
                 if (pops < 0.9) {
@@ -644,6 +651,88 @@ public class HandoffBenchmark {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            jedis.close();
+        }
+    }
+
+    /**
+     * {@code floor-redis-2hop-min}: the least a two-hop handoff can ask of the server, to show what the
+     * protocol's own work costs. Raw Jedis; the queue is a plain list of owner tokens (no entry expiry, so
+     * a dead waiter would block it, and nothing skips one: not a lock anyone should run). Acquire is {@code
+     * GET}, {@code LLEN}, {@code SET PX}, {@code INCR}, or {@code LPOS} + {@code RPUSH} onto the queue; the
+     * release that finds a waiter runs six commands ({@code GET}, {@code LPOP}, {@code SET PX}, {@code
+     * INCR}, and {@code RPUSH} + {@code PEXPIRE} of the fence into the waiter's inbox) and no notice, where
+     * lock-redis's grant runs eleven ({@code EXISTS}, {@code ZRANGE}, {@code TIME}, {@code HMGET}, {@code
+     * ZREM} and {@code HDEL} to find and take the first live waiter) and publishes. The waiter blocks in
+     * {@code BLPOP} on its inbox (100 ms, then asks again).
+     */
+    static final class MinimalTwoHopLock implements HandoffLock {
+        private static final String ACQUIRE =
+                """
+                local holder = redis.call('GET', KEYS[1])
+                if holder == ARGV[1] then
+                  return {1, tonumber(redis.call('GET', KEYS[2]))}
+                end
+                if holder == false and redis.call('LLEN', KEYS[3]) == 0 then
+                  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                  return {1, redis.call('INCR', KEYS[2])}
+                end
+                if not redis.call('LPOS', KEYS[3], ARGV[1]) then
+                  redis.call('RPUSH', KEYS[3], ARGV[1])
+                end
+                return {0}
+                """;
+        private static final String RELEASE =
+                """
+                if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+                  return 0
+                end
+                local next = redis.call('LPOP', KEYS[3])
+                if next then
+                  redis.call('SET', KEYS[1], next, 'PX', ARGV[2])
+                  local fence = redis.call('INCR', KEYS[2])
+                  local inbox = KEYS[1] .. ':grant:' .. next
+                  redis.call('RPUSH', inbox, fence)
+                  redis.call('PEXPIRE', inbox, 5000)
+                else
+                  redis.call('DEL', KEYS[1])
+                end
+                return 1
+                """;
+        private final JedisPooled jedis;
+        private final String acquireSha;
+        private final String releaseSha;
+        private final List<String> keys = RawFloors.redisKeys("min:{" + NAME + "}");
+
+        MinimalTwoHopLock(HostAndPort address) {
+            jedis = new JedisPooled(address);
+            acquireSha = jedis.scriptLoad(ACQUIRE, NAME);
+            releaseSha = jedis.scriptLoad(RELEASE, NAME);
+        }
+
+        @Override
+        public Runnable acquire() {
+            String token = UUID.randomUUID().toString().replace("-", "");
+            List<String> args = List.of(token, "30000");
+            while (true) {
+                List<?> reply = (List<?>) jedis.evalsha(acquireSha, keys, args);
+                if ((Long) reply.get(0) == 1) {
+                    break;
+                }
+                if (jedis.blpop(0.1, keys.get(0) + ":grant:" + token) != null) {
+                    break;
+                }
+            }
+            return () -> {
+                Object released = jedis.evalsha(releaseSha, keys, List.of(token, "30000"));
+                if ((Long) released != 1) {
+                    throw new IllegalStateException("release of '" + NAME + "' freed nothing");
+                }
+            };
+        }
+
+        @Override
+        public void close() {
             jedis.close();
         }
     }

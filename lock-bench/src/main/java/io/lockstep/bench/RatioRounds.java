@@ -147,7 +147,10 @@ public final class RatioRounds {
                             new Reference("floor-redis", 0.7, Double.NaN),
                             // The raw client delivering every grant by the inbox: the floor of lock-redis's
                             // own handoff, shown, not judged (no issue sets a target for it).
-                            new Reference("floor-redis-inbox", Double.NaN, Double.NaN)),
+                            new Reference("floor-redis-inbox", Double.NaN, Double.NaN),
+                            // The least work a 2-hop handoff can ask of the server (no dead-waiter
+                            // skipping, no notice): what the protocol's own weight costs, shown, not judged.
+                            new Reference("floor-redis-2hop-min", Double.NaN, Double.NaN)),
                     // Redisson's RLock is left to scripts/bench (0.2-0.4x there): in these rounds its
                     // subscription timed out twice in a row (2026-11-30, "Unable to acquire subscription
                     // lock after 7500ms") and ended the run.
