@@ -38,10 +38,15 @@ final class RawFloors {
               if leaving then
                 remove[1] = leaving
               end
-              local found, lease, value
+              local found, lease, value, lane
               if #tokens > 0 then
                 local now = now_ms()
-                local entries = redis.call('HMGET', KEYS[4], unpack(tokens))
+                local fields = {}
+                for i = 1, #tokens do
+                  fields[i] = tokens[i]
+                  fields[#tokens + i] = tokens[i] .. ':lane'
+                end
+                local entries = redis.call('HMGET', KEYS[4], unpack(fields))
                 for i = 1, #tokens do
                   if tokens[i] ~= leaving then
                     local deadline, l, v
@@ -49,7 +54,7 @@ final class RawFloors {
                       deadline, l, v = string.match(entries[i], '^(%d+) (%d+) (.*)$')
                     end
                     if deadline and tonumber(deadline) >= now then
-                      found, lease, value = tokens[i], l, v
+                      found, lease, value, lane = tokens[i], l, v, entries[#tokens + i] == '1'
                       if take then
                         remove[#remove + 1] = found
                       end
@@ -60,16 +65,18 @@ final class RawFloors {
                 end
               end
               if #remove > 0 then
+                local removeFields = {}
+                for i = 1, #remove do
+                  removeFields[2 * i - 1] = remove[i]
+                  removeFields[2 * i] = remove[i] .. ':lane'
+                end
                 redis.call('ZREM', KEYS[3], unpack(remove))
-                redis.call('HDEL', KEYS[4], unpack(remove))
+                redis.call('HDEL', KEYS[4], unpack(removeFields))
               end
-              return found, lease, value
+              return found, lease, value, lane
             end
             local function grant_next(channel, name, leaving)
-              if redis.call('EXISTS', KEYS[3]) == 0 then
-                return false
-              end
-              local token, lease, value = next_waiter(true, leaving)
+              local token, lease, value, lane = next_waiter(true, leaving)
               if not token then
                 return false
               end
@@ -77,9 +84,11 @@ final class RawFloors {
               local fence = redis.call('INCR', KEYS[2])
               local hash = redis.sha1hex(token)
               local inbox = KEYS[1] .. ':grant:' .. hash
-              redis.pcall('RPUSH', inbox, fence)
+              local pushed = redis.pcall('RPUSH', inbox, fence)
               redis.pcall('PEXPIRE', inbox, 5000)
-              redis.pcall('PUBLISH', channel, name .. '\\31' .. hash .. '\\31' .. fence)
+              if not (lane and type(pushed) == 'number') then
+                redis.pcall('PUBLISH', channel, name .. '\\31' .. hash .. '\\31' .. fence)
+              end
               return true
             end
             """;
@@ -96,7 +105,7 @@ final class RawFloors {
               local first = next_waiter(false, nil)
               if not first or first == ARGV[4] then
                 redis.call('ZREM', KEYS[3], ARGV[4])
-                redis.call('HDEL', KEYS[4], ARGV[4])
+                redis.call('HDEL', KEYS[4], ARGV[4], ARGV[4] .. ':lane')
                 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
                 return {1, redis.call('INCR', KEYS[2])}
               end
@@ -111,7 +120,8 @@ final class RawFloors {
                 local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
                 redis.call('ZADD', KEYS[3], (tonumber(last[2]) or 0) + 1, ARGV[4])
               end
-              redis.call('HSET', KEYS[4], ARGV[4], (now_ms() + ttl) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
+              redis.call('HSET', KEYS[4], ARGV[4], (now_ms() + ttl) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1],
+                ARGV[4] .. ':lane', ARGV[7] == '1' and '1' or '0')
               for i = 3, 4 do
                 if redis.call('PTTL', KEYS[i]) < ttl then
                   redis.call('PEXPIRE', KEYS[i], ttl)

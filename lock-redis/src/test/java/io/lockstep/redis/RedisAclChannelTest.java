@@ -124,7 +124,24 @@ class RedisAclChannelTest {
                         .isNegative();
                 TimeUnit.MILLISECONDS.sleep(5);
             }
+            // The refused waiter's next refresh tells the server it no longer blocks on its inbox, so that
+            // its grant is announced.
+            while (!admin.hgetAll("lockstep:{acl/no-blpop}:waiters").entrySet().stream()
+                    .filter(field -> field.getKey().endsWith(":lane"))
+                    .allMatch(field -> field.getValue().equals("0"))) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("the waiter's entry marked as waiting for notices within 30 s")
+                        .isNegative();
+                TimeUnit.MILLISECONDS.sleep(5);
+            }
+            assertThat(admin.hgetAll("lockstep:{acl/no-blpop}:waiters").keySet())
+                    .as("the waiter's entry")
+                    .anyMatch(field -> field.endsWith(":lane"));
+            long noticesBefore = publishCalls(admin);
             assertThat(held.release()).isTrue();
+            assertThat(publishCalls(admin) - noticesBefore)
+                    .as("the grant announced")
+                    .isEqualTo(1);
             Lease next = waiter.get(60, TimeUnit.SECONDS);
             assertThat(next.fencingToken().getAsLong())
                     .isEqualTo(held.fencingToken().getAsLong() + 1);
@@ -133,6 +150,17 @@ class RedisAclChannelTest {
                     .isEqualTo(1);
             assertThat(next.release()).isTrue();
         }
+    }
+
+    /** The server's count of PUBLISH calls (by clients or scripts). */
+    private static long publishCalls(Jedis admin) {
+        for (String line : admin.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_publish:")) {
+                String field = line.substring(line.indexOf("calls=") + "calls=".length());
+                return Long.parseLong(field.substring(0, field.indexOf(',')));
+            }
+        }
+        return 0;
     }
 
     /** The server's count of BLPOP calls the ACL refused. */

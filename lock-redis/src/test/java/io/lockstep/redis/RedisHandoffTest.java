@@ -543,6 +543,86 @@ class RedisHandoffTest {
         }
     }
 
+    @Test
+    @DisplayName("a grant to the waiter that blocks on its inbox sends no notice (its refresh told the server so);"
+            + " a grant to a waiter that waits for notices sends one")
+    void aGrantToTheInboxNeedsNoNotice() throws Exception {
+        RedisBackend holderSide = backend();
+        RedisBackend waiterSide = backend();
+        String name = lockName("no-notice");
+        Attempt<RedisBackend.Handle> held = holderSide.tryLock(context(name));
+        AttemptContext oldest = context(name);
+        AttemptContext younger = context(name);
+        ReleaseWatch oldestWatch = watch(waiterSide, oldest);
+        ReleaseWatch youngerWatch = watch(waiterSide, younger);
+        assertThat(waiterSide.tryLock(oldest).isGranted()).isFalse();
+        assertThat(waiterSide.tryLock(younger).isGranted()).isFalse();
+        assertThat(admin.hget(keys.waitersKey(name), oldest.ownerToken() + ":lane"))
+                .as("the oldest waiter's entry: it blocks on its inbox")
+                .isEqualTo("1");
+        assertThat(admin.hget(keys.waitersKey(name), younger.ownerToken() + ":lane"))
+                .as("the younger waiter's entry: it waits for notices")
+                .isEqualTo("0");
+
+        long noticesBefore = commandCalls("publish");
+        assertThat(holderSide.release(held.grant().handle())).isTrue();
+        assertThat(commandCalls("publish") - noticesBefore)
+                .as("notices sent by the release that granted the waiter on its inbox")
+                .isZero();
+        assertThat(oldestWatch.await(Duration.ofSeconds(30)))
+                .as("the oldest waiter woken by its inbox within 30 s")
+                .isTrue();
+        Attempt<RedisBackend.Handle> first = waiterSide.tryLock(oldest);
+        assertThat(first.isGranted()).isTrue();
+        assertThat(first.grant().fencingToken().getAsLong())
+                .isEqualTo(held.grant().fencingToken().getAsLong() + 1);
+        oldestWatch.close(); // granted: closing keeps the lock
+
+        noticesBefore = commandCalls("publish");
+        assertThat(waiterSide.release(first.grant().handle())).isTrue();
+        assertThat(commandCalls("publish") - noticesBefore)
+                .as("notices sent by the release that granted the waiter waiting for notices")
+                .isEqualTo(1);
+        awaitSignal(youngerWatch);
+        Attempt<RedisBackend.Handle> second = waiterSide.tryLock(younger);
+        assertThat(second.isGranted()).isTrue();
+        assertThat(second.grant().fencingToken().getAsLong())
+                .isEqualTo(held.grant().fencingToken().getAsLong() + 2);
+        assertThat(waiterSide.release(second.grant().handle())).isTrue();
+    }
+
+    @Test
+    @DisplayName("a grant whose push into the waiter's inbox fails is announced, and the waiter on its inbox still"
+            + " takes it")
+    void aGrantThatMissesTheInboxIsAnnounced() throws Exception {
+        RedisBackend holderSide = backend();
+        RedisBackend waiterSide = backend();
+        String name = lockName("inbox-refused");
+        Attempt<RedisBackend.Handle> held = holderSide.tryLock(context(name));
+        AttemptContext waiter = context(name);
+        ReleaseWatch watch = watch(waiterSide, waiter);
+        assertThat(waiterSide.tryLock(waiter).isGranted()).isFalse();
+        assertThat(admin.hget(keys.waitersKey(name), waiter.ownerToken() + ":lane"))
+                .isEqualTo("1");
+        admin.set(inbox(waiter), "not a list"); // the release's RPUSH into it fails (WRONGTYPE)
+        try {
+            long noticesBefore = commandCalls("publish");
+            assertThat(holderSide.release(held.grant().handle())).isTrue();
+            assertThat(commandCalls("publish") - noticesBefore)
+                    .as("notices sent by the release whose push failed")
+                    .isEqualTo(1);
+            assertThat(value(name)).as("granted all the same").startsWith(waiter.ownerToken() + " ");
+            awaitSignal(watch);
+            Attempt<RedisBackend.Handle> granted = waiterSide.tryLock(waiter);
+            assertThat(granted.isGranted()).isTrue();
+            assertThat(granted.grant().fencingToken().getAsLong())
+                    .isEqualTo(held.grant().fencingToken().getAsLong() + 1);
+            assertThat(waiterSide.release(granted.grant().handle())).isTrue();
+        } finally {
+            admin.del(inbox(waiter));
+        }
+    }
+
     /** Waits (bounded generously) until the thread named {@code name} is in its lane's {@code BLPOP}. */
     private static void awaitBlockedOnInbox(String name) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -574,5 +654,16 @@ class RedisHandoffTest {
             }
         }
         return calls;
+    }
+
+    /** How many times the server ran {@code command} (as a client's command or inside a script). */
+    private static long commandCalls(String command) {
+        for (String line : admin.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_" + command + ":")) {
+                String field = line.substring(line.indexOf("calls=") + 6);
+                return Long.parseLong(field.substring(0, field.indexOf(',')));
+            }
+        }
+        return 0;
     }
 }

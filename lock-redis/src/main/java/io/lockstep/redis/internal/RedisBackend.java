@@ -239,7 +239,9 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                 waiter != null ? Long.toString(QUEUE_ENTRY_TTL.toMillis()) : "0",
                 attempt.ownerToken(),
                 keys.releaseChannel(),
-                name);
+                name,
+                // A waiter that will block on its inbox needs no notice of its grant (one wake-up less).
+                waiter != null && waiter.blocksOnInbox() ? "1" : "0");
         // Taken before the write: a failover racing it ends the lease rather than going unnoticed. A grant
         // that replicas acknowledged is expected to survive a failover, so it does not listen.
         @Nullable CompletionStage<LossReason> failover = ack.enabled() ? null : topology.primaryLoss();

@@ -45,17 +45,21 @@ final class RedisScripts {
      * The waiter queue's helpers, shared by the scripts that grant or withdraw ({@link #ACQUIRE}, {@link
      * #RELEASE}, {@link #WITHDRAW}). KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] the queue (a sorted
      * set of owner tokens scored by arrival), KEYS[4] the entries (a hash: owner token to {@code <deadline
-     * ms on the server's clock> <lease ms> <value to store>}). An entry past its deadline is a dead waiter.
+     * ms on the server's clock> <lease ms> <value to store>}, and {@code <owner token>:lane} to {@code 1} if
+     * the waiter said at its latest refresh that it blocks on its inbox, else {@code 0}). An entry past its
+     * deadline is a dead waiter.
      *
      * <p>{@code next_waiter(take, leaving)} reads the first 100 waiters once and returns the first live one
-     * other than {@code leaving} (token, lease, value; nil if none), removing in one {@code ZREM} and one
-     * {@code HDEL} the expired ones before it, {@code leaving}, and the one returned if {@code take}. {@code
+     * other than {@code leaving} (token, lease, value, whether it blocks on its inbox; nil if none),
+     * removing in one {@code ZREM} and one {@code HDEL} the expired ones before it, {@code leaving}, and the
+     * one returned if {@code take}. {@code
      * grant_next(channel, name, leaving)} hands the free lock to that waiter exactly as an acquire would (SET
      * PX with the waiter's lease time over the released value, INCR the fence), puts the fence in the
      * waiter's inbox ({@link RedisKeys#inboxKey}, a list that lives {@link #INBOX_TTL}, where a waiter
-     * blocked on it takes it at once: {@link GrantLane}) and announces the grant as {@code <name> US <sha1 of
-     * the token> US <fence>} (US is the control character 31, which no lock name contains); false if nobody
-     * live waits. The inbox is named in no KEYS: it is built from the lock's key and shares its hash slot,
+     * blocked on it takes it at once: {@link GrantLane}) and, unless the waiter blocks on that inbox and the
+     * push succeeded, announces the grant as {@code <name> US <sha1 of the token> US <fence>} (US is the
+     * control character 31, which no lock name contains): a notice is read by every subscribed client, and
+     * its one reader that cares would take the grant from its inbox anyway. False if nobody live waits. The inbox is named in no KEYS: it is built from the lock's key and shares its hash slot,
      * and it is written with {@code pcall}, like the notice, so a slot in migration (where a key the node
      * lacks is "not local") costs the waiter the fast delivery, never the release.
      *
@@ -76,10 +80,15 @@ final class RedisScripts {
               if leaving then
                 remove[1] = leaving
               end
-              local found, lease, value
+              local found, lease, value, lane
               if #tokens > 0 then
                 local now = now_ms()
-                local entries = redis.call('HMGET', KEYS[4], unpack(tokens))
+                local fields = {}
+                for i = 1, #tokens do
+                  fields[i] = tokens[i]
+                  fields[#tokens + i] = tokens[i] .. ':lane'
+                end
+                local entries = redis.call('HMGET', KEYS[4], unpack(fields))
                 for i = 1, #tokens do
                   if tokens[i] ~= leaving then
                     local deadline, l, v
@@ -87,7 +96,7 @@ final class RedisScripts {
                       deadline, l, v = string.match(entries[i], '^(%d+) (%d+) (.*)$')
                     end
                     if deadline and tonumber(deadline) >= now then
-                      found, lease, value = tokens[i], l, v
+                      found, lease, value, lane = tokens[i], l, v, entries[#tokens + i] == '1'
                       if take then
                         remove[#remove + 1] = found
                       end
@@ -98,16 +107,18 @@ final class RedisScripts {
                 end
               end
               if #remove > 0 then
+                local removeFields = {}
+                for i = 1, #remove do
+                  removeFields[2 * i - 1] = remove[i]
+                  removeFields[2 * i] = remove[i] .. ':lane'
+                end
                 redis.call('ZREM', KEYS[3], unpack(remove))
-                redis.call('HDEL', KEYS[4], unpack(remove))
+                redis.call('HDEL', KEYS[4], unpack(removeFields))
               end
-              return found, lease, value
+              return found, lease, value, lane
             end
             local function grant_next(channel, name, leaving)
-              if redis.call('EXISTS', KEYS[3]) == 0 then
-                return false
-              end
-              local token, lease, value = next_waiter(true, leaving)
+              local token, lease, value, lane = next_waiter(true, leaving)
               if not token then
                 return false
               end
@@ -115,9 +126,11 @@ final class RedisScripts {
               local fence = redis.call('INCR', KEYS[2])
               local hash = redis.sha1hex(token)
               local inbox = KEYS[1] .. ':grant:' .. hash
-              redis.pcall('RPUSH', inbox, fence)
+              local pushed = redis.pcall('RPUSH', inbox, fence)
               redis.pcall('PEXPIRE', inbox, INBOX_TTL_MS)
-              redis.pcall('PUBLISH', channel, name .. '\\31' .. hash .. '\\31' .. fence)
+              if not (lane and type(pushed) == 'number') then
+                redis.pcall('PUBLISH', channel, name .. '\\31' .. hash .. '\\31' .. fence)
+              end
               return true
             end
             """
@@ -126,7 +139,9 @@ final class RedisScripts {
     /**
      * KEYS as in {@link #QUEUE_FUNCTIONS}; ARGV[1] the value to store (owner token, a space, the holder),
      * ARGV[2] lease time in ms, ARGV[3] the queue entry's time to live in ms ({@code 0}: do not queue),
-     * ARGV[4] the owner token, ARGV[5] the release channel, ARGV[6] the lock name.
+     * ARGV[4] the owner token, ARGV[5] the release channel, ARGV[6] the lock name, ARGV[7] {@code 1} if
+     * the waiter will block on its inbox until its next refresh ({@link GrantLane}), so that a grant to it
+     * needs no notice (absent or anything else: it waits for notices).
      *
      * <p>Free and nobody queued (the uncontended path: one {@code EXISTS} more than a bare acquire): SET
      * value PX ttl and INCR the fence, return {1, fence}. Free with a queue: granted only to the first
@@ -151,7 +166,7 @@ final class RedisScripts {
               local first = next_waiter(false, nil)
               if not first or first == ARGV[4] then
                 redis.call('ZREM', KEYS[3], ARGV[4])
-                redis.call('HDEL', KEYS[4], ARGV[4])
+                redis.call('HDEL', KEYS[4], ARGV[4], ARGV[4] .. ':lane')
                 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
                 return {1, redis.call('INCR', KEYS[2])}
               end
@@ -166,7 +181,8 @@ final class RedisScripts {
                 local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
                 redis.call('ZADD', KEYS[3], (tonumber(last[2]) or 0) + 1, ARGV[4])
               end
-              redis.call('HSET', KEYS[4], ARGV[4], (now_ms() + ttl) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1])
+              redis.call('HSET', KEYS[4], ARGV[4], (now_ms() + ttl) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1],
+                ARGV[4] .. ':lane', ARGV[7] == '1' and '1' or '0')
               for i = 3, 4 do
                 if redis.call('PTTL', KEYS[i]) < ttl then
                   redis.call('PEXPIRE', KEYS[i], ttl)
@@ -247,7 +263,7 @@ final class RedisScripts {
               return 1
             end
             redis.call('ZREM', KEYS[3], ARGV[1])
-            redis.call('HDEL', KEYS[4], ARGV[1])
+            redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. ':lane')
             return 0
             """);
 

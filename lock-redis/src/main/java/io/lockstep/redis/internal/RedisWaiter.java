@@ -152,6 +152,14 @@ final class RedisWaiter implements ReleaseWatch {
         return sawWaiting && noticedFence > waitingFence;
     }
 
+    /**
+     * Whether this waiter holds the provider's {@link GrantLane} (and the lane is on): it blocks on its
+     * inbox when it waits next, so a grant to it needs no notice. Told to the server at each refresh.
+     */
+    boolean blocksOnInbox() {
+        return lane.holds(this);
+    }
+
     /** The lane passed to this waiter ({@link GrantLane#leave}); it is woken next. */
     synchronized void laneHandedOver() {
         handedOver = true;
@@ -168,7 +176,9 @@ final class RedisWaiter implements ReleaseWatch {
      * {@link GrantLane} blocks on its inbox, in slices, between which it looks at its other wake-ups (a
      * plain release of its lock, a new subscription); every other waiter waits for them alone, and takes
      * up the lane when it is woken because the lane passed to it. A fence taken from the inbox counts as
-     * a notice ({@link #noticed}): the same rule decides whether it may be used.
+     * a notice ({@link #noticed}): the same rule decides whether it may be used. When the lane fails
+     * (refused, or suspended after a failed {@code BLPOP}) it returns at once, so that the next refresh
+     * tells the server this waiter no longer blocks on its inbox and wants notices.
      */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
@@ -193,6 +203,11 @@ final class RedisWaiter implements ReleaseWatch {
                     throw new InterruptedException();
                 }
                 if (wakeups.await(Duration.ZERO)) {
+                    return true;
+                }
+                if (!lane.holds(this)) {
+                    // The lane failed: the server still takes this waiter for one on its inbox and would
+                    // grant it without a notice. Ask again at once, which tells it otherwise.
                     return true;
                 }
                 continue;
