@@ -118,6 +118,9 @@ final class RedisScripts {
               return found, lease, value, lane
             end
             local function grant_next(channel, name, leaving)
+              if redis.call('EXISTS', KEYS[3]) == 0 then
+                return false
+              end
               local token, lease, value, lane = next_waiter(true, leaving)
               if not token then
                 return false
