@@ -154,21 +154,23 @@ class RedisAclChannelTest {
 
     /** The server's count of PUBLISH calls (by clients or scripts). */
     private static long publishCalls(Jedis admin) {
-        for (String line : admin.info("commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_publish:")) {
-                String field = line.substring(line.indexOf("calls=") + "calls=".length());
-                return Long.parseLong(field.substring(0, field.indexOf(',')));
-            }
-        }
-        return 0;
+        return commandStat(admin, "publish", "calls");
     }
 
     /** The server's count of BLPOP calls the ACL refused. */
     private static long rejectedBlpops(Jedis admin) {
+        return commandStat(admin, "blpop", "rejected_calls");
+    }
+
+    /** One counter of {@code command} in {@code INFO commandstats} (0 before its first call). */
+    private static long commandStat(Jedis admin, String command, String counter) {
         for (String line : admin.info("commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_blpop:")) {
-                String field = line.substring(line.indexOf("rejected_calls=") + "rejected_calls=".length());
-                return Long.parseLong(field.substring(0, field.indexOf(',')));
+            if (line.startsWith("cmdstat_" + command + ":")) {
+                for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+                    if (field.startsWith(counter + "=")) {
+                        return Long.parseLong(field.substring(counter.length() + 1));
+                    }
+                }
             }
         }
         return 0;
