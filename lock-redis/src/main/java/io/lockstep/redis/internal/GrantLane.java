@@ -21,8 +21,9 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * The fast delivery of a grant to one waiter per provider: the oldest of its queued waiters (the one a
  * release of this process's locks most likely grants next) waits in {@code BLPOP} on its inbox ({@link
  * RedisKeys#inboxKey}), into which the granting release puts the fence, so the server's reply wakes the
- * waiting thread itself. Every other waiter, and this one when the lane is off, is woken by the grant's
- * notice, which the subscriber thread reads and passes on: one thread wake-up more (measured on loopback:
+ * waiting thread itself; that waiter says so at each refresh ({@link RedisWaiter#blocksOnInbox}), and a
+ * grant to it is then not announced at all. Every other waiter, and this one when the lane is off, is
+ * woken by the grant's notice, which the subscriber thread reads and passes on: one thread wake-up more (measured on loopback:
  * {@code BLPOP} 34-40 µs from the push to the woken thread, a notice and a hand-over 64-69 µs; lock-redis's
  * README).
  *
