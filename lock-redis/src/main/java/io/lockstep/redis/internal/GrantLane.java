@@ -23,9 +23,9 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * RedisKeys#inboxKey}), into which the granting release puts the fence, so the server's reply wakes the
  * waiting thread itself; that waiter says so at each refresh ({@link RedisWaiter#blocksOnInbox}), and a
  * grant to it is then not announced at all. Every other waiter, and this one when the lane is off, is
- * woken by the grant's notice, which the subscriber thread reads and passes on: one thread wake-up more (measured on loopback:
- * {@code BLPOP} 34-40 µs from the push to the woken thread, a notice and a hand-over 64-69 µs; lock-redis's
- * README).
+ * woken by the grant's notice, which the subscriber thread reads and passes on: one thread wake-up more
+ * (measured on loopback: {@code BLPOP} 34-40 µs from the push to the woken thread, a notice and a
+ * hand-over 64-69 µs; lock-redis's README).
  *
  * <p>One lane per provider, so one pooled connection at a time, whatever the number of waiters (the
  * subscription holds another); the lane passes to the next oldest waiter when its holder stops waiting,

@@ -59,9 +59,10 @@ final class RedisScripts {
      * blocked on it takes it at once: {@link GrantLane}) and, unless the waiter blocks on that inbox and the
      * push succeeded, announces the grant as {@code <name> US <sha1 of the token> US <fence>} (US is the
      * control character 31, which no lock name contains): a notice is read by every subscribed client, and
-     * its one reader that cares would take the grant from its inbox anyway. False if nobody live waits. The inbox is named in no KEYS: it is built from the lock's key and shares its hash slot,
-     * and it is written with {@code pcall}, like the notice, so a slot in migration (where a key the node
-     * lacks is "not local") costs the waiter the fast delivery, never the release.
+     * its one reader that cares would take the grant from its inbox anyway. False if nobody live waits.
+     * The inbox is named in no KEYS: it is built from the lock's key and shares its hash slot, and it is
+     * written with {@code pcall}, like the notice, so a slot in migration (where a key the node lacks is
+     * "not local") costs the waiter the fast delivery, never the release.
      *
      * <p>No script touches a key again after a command that may have deleted it (a {@code DEL}, or the
      * {@code ZREM}/{@code HDEL} that empties a queue): while a cluster slot migrates, a script runs only if
