@@ -646,14 +646,7 @@ class RedisHandoffTest {
 
     /** Calls of EVALSHA and EVAL the server has counted. */
     private static long scriptCalls() {
-        long calls = 0;
-        for (String line : admin.info("commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-                String field = line.substring(line.indexOf("calls=") + 6);
-                calls += Long.parseLong(field.substring(0, field.indexOf(',')));
-            }
-        }
-        return calls;
+        return commandCalls("evalsha") + commandCalls("eval");
     }
 
     /** How many times the server ran {@code command} (as a client's command or inside a script). */
