@@ -615,7 +615,7 @@ public class HandoffBenchmark {
             List<String> keys = RawFloors.redisKeys("floor:{" + NAME + "}");
             // The last argument tells the server whether the waiter blocks on its inbox (then its grant
             // comes without a notice) or waits for the notice.
-            List<String> args = List.of(token, "30000", "5000", token, CHANNEL, NAME, inbox ? "1" : "0");
+            List<String> args = List.of(token, "30000", "5000", hash, CHANNEL, NAME, inbox ? "1" : "0");
             if (!inbox) {
                 waiting.put(hash, Thread.currentThread());
             }
@@ -670,9 +670,9 @@ public class HandoffBenchmark {
      * GET}, {@code LLEN}, {@code SET PX}, {@code INCR}, or {@code LPOS} + {@code RPUSH} onto the queue; the
      * release that finds a waiter runs six commands ({@code GET}, {@code LPOP}, {@code SET PX}, {@code
      * INCR}, and {@code RPUSH} + {@code PEXPIRE} of the fence into the waiter's inbox) and no notice, where
-     * lock-redis's grant runs eleven ({@code EXISTS}, {@code ZRANGE}, {@code TIME}, {@code HMGET}, {@code
-     * ZREM} and {@code HDEL} to find and take the first live waiter) and publishes. The waiter blocks in
-     * {@code BLPOP} on its inbox (100 ms, then asks again).
+     * lock-redis's grant runs nine ({@code LRANGE}, {@code GET} of the entry, {@code LTRIM} and {@code DEL}
+     * to find and take the first live waiter where this has {@code LPOP}) and publishes only to a waiter
+     * that waits for notices. The waiter blocks in {@code BLPOP} on its inbox (100 ms, then asks again).
      */
     static final class MinimalTwoHopLock implements HandoffLock {
         private static final String ACQUIRE =

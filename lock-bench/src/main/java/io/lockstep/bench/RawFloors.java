@@ -28,71 +28,52 @@ final class RawFloors {
     /** lock-redis's queue functions, which its acquire and release scripts begin with. */
     private static final String REDIS_QUEUE_FUNCTIONS =
             """
-            local function now_ms()
-              local t = redis.call('TIME')
-              return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local function entry_key(hash)
+              return KEYS[1] .. ':waiter:' .. hash
             end
-            local function next_waiter(take, leaving)
-              local tokens = redis.call('ZRANGE', KEYS[3], 0, 99)
-              local remove = {}
-              if leaving then
-                remove[1] = leaving
-              end
-              local found, lease, value, lane
-              if #tokens > 0 then
-                local now = now_ms()
-                local fields = {}
-                for i = 1, #tokens do
-                  fields[i] = tokens[i]
-                  fields[#tokens + i] = tokens[i] .. ':lane'
-                end
-                local entries = redis.call('HMGET', KEYS[4], unpack(fields))
-                for i = 1, #tokens do
-                  if tokens[i] ~= leaving then
-                    local deadline, l, v
-                    if entries[i] then
-                      deadline, l, v = string.match(entries[i], '^(%d+) (%d+) (.*)$')
-                    end
-                    if deadline and tonumber(deadline) >= now then
-                      found, lease, value, lane = tokens[i], l, v, entries[#tokens + i] == '1'
-                      if take then
-                        remove[#remove + 1] = found
-                      end
-                      break
-                    end
-                    remove[#remove + 1] = tokens[i]
+            local function first_live(skip)
+              local hashes = redis.call('LRANGE', KEYS[3], 0, 99)
+              for i = 1, #hashes do
+                if hashes[i] ~= skip then
+                  local entry = redis.pcall('GET', entry_key(hashes[i]))
+                  if type(entry) == 'string' then
+                    return i, hashes[i], entry, #hashes
                   end
                 end
               end
-              if #remove > 0 then
-                local removeFields = {}
-                for i = 1, #remove do
-                  removeFields[2 * i - 1] = remove[i]
-                  removeFields[2 * i] = remove[i] .. ':lane'
-                end
-                redis.call('ZREM', KEYS[3], unpack(remove))
-                redis.call('HDEL', KEYS[4], unpack(removeFields))
-              end
-              return found, lease, value, lane
+              return nil, nil, nil, #hashes
             end
             local function grant_next(channel, name, leaving)
-              if redis.call('EXISTS', KEYS[3]) == 0 then
+              local i, hash, entry, read = first_live(leaving)
+              if read == 0 then
                 return false
               end
-              local token, lease, value, lane = next_waiter(true, leaving)
-              if not token then
+              redis.call('LTRIM', KEYS[3], i or read, -1)
+              if not i then
                 return false
               end
-              redis.call('SET', KEYS[1], value, 'PX', lease)
+              redis.call('DEL', entry_key(hash))
+              local space = string.find(entry, ' ', 2, true)
+              redis.call('SET', KEYS[1], string.sub(entry, space + 1), 'PX', string.sub(entry, 2, space - 1))
               local fence = redis.call('INCR', KEYS[2])
-              local hash = redis.sha1hex(token)
               local inbox = KEYS[1] .. ':grant:' .. hash
               local pushed = redis.pcall('RPUSH', inbox, fence)
               redis.pcall('PEXPIRE', inbox, 5000)
-              if not (lane and type(pushed) == 'number') then
+              if not (string.byte(entry, 1) == 49 and type(pushed) == 'number') then
                 redis.pcall('PUBLISH', channel, name .. '\\31' .. hash .. '\\31' .. fence)
               end
               return true
+            end
+            local function join()
+              local entry = (ARGV[7] == '1' and '1' or '0') .. ARGV[2] .. ' ' .. ARGV[1]
+              local kept = redis.pcall('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3], 'XX')
+              if kept == false then
+                redis.call('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3])
+                redis.call('RPUSH', KEYS[3], ARGV[4])
+              end
+              if type(kept) ~= 'table' or not kept.err then
+                redis.call('PEXPIRE', KEYS[3], ARGV[3])
+              end
             end
             """;
 
@@ -101,35 +82,26 @@ final class RawFloors {
             + """
             local holder = redis.call('GET', KEYS[1])
             if holder == false then
-              if redis.call('EXISTS', KEYS[3]) == 0 then
+              local i, hash, entry, read = first_live(nil)
+              if not i or hash == ARGV[4] then
+                if read > 0 then
+                  redis.call('LTRIM', KEYS[3], i or read, -1)
+                  if ARGV[4] ~= '' then
+                    redis.pcall('DEL', entry_key(ARGV[4]))
+                  end
+                end
                 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
                 return {1, redis.call('INCR', KEYS[2])}
               end
-              local first = next_waiter(false, nil)
-              if not first or first == ARGV[4] then
-                redis.call('ZREM', KEYS[3], ARGV[4])
-                redis.call('HDEL', KEYS[4], ARGV[4], ARGV[4] .. ':lane')
-                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-                return {1, redis.call('INCR', KEYS[2])}
+              if ARGV[3] ~= '0' then
+                join()
               end
               grant_next(ARGV[5], ARGV[6], nil)
             elseif holder == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
               return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
-            end
-            if ARGV[3] ~= '0' then
-              local ttl = tonumber(ARGV[3])
-              if not redis.call('ZSCORE', KEYS[3], ARGV[4]) then
-                local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-                redis.call('ZADD', KEYS[3], (tonumber(last[2]) or 0) + 1, ARGV[4])
-              end
-              redis.call('HSET', KEYS[4], ARGV[4], (now_ms() + ttl) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1],
-                ARGV[4] .. ':lane', ARGV[7] == '1' and '1' or '0')
-              for i = 3, 4 do
-                if redis.call('PTTL', KEYS[i]) < ttl then
-                  redis.call('PEXPIRE', KEYS[i], ttl)
-                end
-              end
+            elseif ARGV[3] ~= '0' then
+              join()
             end
             return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}
             """;
@@ -149,15 +121,15 @@ final class RawFloors {
 
     /**
      * The arguments of lock-redis's acquire script for an acquire that does not queue: the value, the
-     * lease time, no queue entry (0), the owner token, the release channel and the name.
+     * lease time, no queue entry (0), no token hash, the release channel and the name.
      */
     static List<String> redisAcquireArgs(String token, String ttlMillis, String channel, String name) {
-        return List.of(token, ttlMillis, "0", token, channel, name);
+        return List.of(token, ttlMillis, "0", "", channel, name);
     }
 
-    /** The four keys of lock-redis's scripts for {@code lockKey} ({@code <prefix>{name}}): lock, fence, queue, waiters. */
+    /** The three keys of lock-redis's scripts for {@code lockKey} ({@code <prefix>{name}}): lock, fence, wait list. */
     static List<String> redisKeys(String lockKey) {
-        return List.of(lockKey, lockKey + ":fence", lockKey + ":queue", lockKey + ":waiters");
+        return List.of(lockKey, lockKey + ":fence", lockKey + ":waitlist");
     }
 
     /** lock-redlock's fenced acquire script, as in {@code io.lockstep.redlock.internal.Scripts}. */

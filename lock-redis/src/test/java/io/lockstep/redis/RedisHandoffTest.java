@@ -172,7 +172,7 @@ class RedisHandoffTest {
         assertThat(waiterSide.tryLock(waiter).isGranted())
                 .as("the waiter's first attempt")
                 .isFalse();
-        assertThat(admin.zrange(keys.queueKey(name), 0, -1)).containsExactly(waiter.ownerToken());
+        assertThat(admin.lrange(keys.waitListKey(name), 0, -1)).containsExactly(tokenHash(waiter));
 
         settle(waiterSide, watch);
         long scriptsBefore = scriptCalls();
@@ -193,9 +193,7 @@ class RedisHandoffTest {
                 .as("validity counted from the refresh at %d, asked at %d", refreshedAt, now.get())
                 .isEqualTo(full.minusNanos(now.get() - refreshedAt));
         assertThat(admin.pttl(keys.lockKey(name))).isPositive().isLessThanOrEqualTo(LEASE.toMillis());
-        assertThat(admin.exists(keys.queueKey(name), keys.waitersKey(name)))
-                .as("queue keys left")
-                .isZero();
+        assertThat(queueKeys(name)).as("queue keys left").isEmpty();
         watch.close(); // granted: closing the watch keeps the lock
         assertThat(value(name)).startsWith(waiter.ownerToken() + " ");
 
@@ -247,13 +245,14 @@ class RedisHandoffTest {
         ReleaseWatch liveWatch = watch(backend, live);
         assertThat(backend.tryLock(dead).isGranted()).isFalse();
         assertThat(backend.tryLock(live).isGranted()).isFalse();
-        // The dead waiter stopped refreshing long ago: its entry's deadline (server time, ms) has passed.
-        String entry = admin.hget(keys.waitersKey(name), dead.ownerToken());
-        admin.hset(keys.waitersKey(name), dead.ownerToken(), "1" + entry.substring(entry.indexOf(' ')));
+        // The dead waiter stopped refreshing long ago: its entry expired (1 ms left), its name is still listed.
+        admin.pexpire(keys.waiterKey(name, tokenHash(dead)), 1);
+        awaitGone(keys.waiterKey(name, tokenHash(dead)));
+        assertThat(admin.lrange(keys.waitListKey(name), 0, -1)).containsExactly(tokenHash(dead), tokenHash(live));
 
         backend.release(held.grant().handle());
         assertThat(value(name)).startsWith(live.ownerToken() + " ");
-        assertThat(admin.zrange(keys.queueKey(name), 0, -1))
+        assertThat(admin.lrange(keys.waitListKey(name), 0, -1))
                 .as("queue after the release")
                 .isEmpty();
         awaitSignal(liveWatch);
@@ -378,9 +377,7 @@ class RedisHandoffTest {
         assertThat(register.rejected()).as("stale writes").isZero();
         assertThat(counter[0]).isEqualTo(acknowledged.get());
         assertThat(value(name)).as("the lock after everyone left").isNull();
-        assertThat(admin.exists(keys.queueKey(name), keys.waitersKey(name)))
-                .as("queue keys left after everyone left")
-                .isZero();
+        assertThat(queueKeys(name)).as("queue keys left after everyone left").isEmpty();
         System.out.printf(
                 "HANDOFF-HISTORY %d grants, %d script calls (releases, attempts, withdrawals)%n",
                 grants.get(), scripts);
@@ -436,11 +433,43 @@ class RedisHandoffTest {
                 .isLessThanOrEqualTo(3L * grants.get());
     }
 
-    /** A waiter's inbox: where a release that grants it puts the fence (the SHA-1 of its owner token names it). */
-    private String inbox(AttemptContext waiter) throws Exception {
+    /** What the server names a waiter by: the SHA-1 of its owner token, hex. */
+    private static String tokenHash(AttemptContext waiter) throws Exception {
         byte[] digest =
                 MessageDigest.getInstance("SHA-1").digest(waiter.ownerToken().getBytes(StandardCharsets.UTF_8));
-        return keys.inboxKey(waiter.name(), HexFormat.of().formatHex(digest));
+        return HexFormat.of().formatHex(digest);
+    }
+
+    /** A waiter's inbox: where a release that grants it puts the fence. */
+    private String inbox(AttemptContext waiter) throws Exception {
+        return keys.inboxKey(waiter.name(), tokenHash(waiter));
+    }
+
+    /** The lane flag of a queued waiter's entry (its first character): "1" if it blocks on its inbox. */
+    private String lane(AttemptContext waiter) throws Exception {
+        String entry = admin.get(keys.waiterKey(waiter.name(), tokenHash(waiter)));
+        assertThat(entry).as("the entry of a queued waiter").isNotNull();
+        return entry.substring(0, 1);
+    }
+
+    /** The wait list and the waiters' entries of {@code name} that exist. */
+    private List<String> queueKeys(String name) {
+        List<String> found = new ArrayList<>(admin.keys(keys.lockKey(name) + ":waiter:*"));
+        if (admin.exists(keys.waitListKey(name))) {
+            found.add(keys.waitListKey(name));
+        }
+        return found;
+    }
+
+    /** Waits (up to 30 s) until {@code key} is gone. */
+    private void awaitGone(String key) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (admin.exists(key)) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("%s gone within 30 s", key)
+                    .isNegative();
+            TimeUnit.MILLISECONDS.sleep(1);
+        }
     }
 
     @Test
@@ -557,10 +586,10 @@ class RedisHandoffTest {
         ReleaseWatch youngerWatch = watch(waiterSide, younger);
         assertThat(waiterSide.tryLock(oldest).isGranted()).isFalse();
         assertThat(waiterSide.tryLock(younger).isGranted()).isFalse();
-        assertThat(admin.hget(keys.waitersKey(name), oldest.ownerToken() + ":lane"))
+        assertThat(lane(oldest))
                 .as("the oldest waiter's entry: it blocks on its inbox")
                 .isEqualTo("1");
-        assertThat(admin.hget(keys.waitersKey(name), younger.ownerToken() + ":lane"))
+        assertThat(lane(younger))
                 .as("the younger waiter's entry: it waits for notices")
                 .isEqualTo("0");
 
@@ -602,8 +631,7 @@ class RedisHandoffTest {
         AttemptContext waiter = context(name);
         ReleaseWatch watch = watch(waiterSide, waiter);
         assertThat(waiterSide.tryLock(waiter).isGranted()).isFalse();
-        assertThat(admin.hget(keys.waitersKey(name), waiter.ownerToken() + ":lane"))
-                .isEqualTo("1");
+        assertThat(lane(waiter)).isEqualTo("1");
         admin.set(inbox(waiter), "not a list"); // the release's RPUSH into it fails (WRONGTYPE)
         try {
             long noticesBefore = commandCalls("publish");

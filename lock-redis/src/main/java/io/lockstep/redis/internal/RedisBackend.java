@@ -237,7 +237,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                 stored,
                 Long.toString(ttlMillis),
                 waiter != null ? Long.toString(QUEUE_ENTRY_TTL.toMillis()) : "0",
-                attempt.ownerToken(),
+                waiter != null ? waiter.tokenHash() : "",
                 keys.releaseChannel(),
                 name,
                 // A waiter that will block on its inbox needs no notice of its grant (one wake-up less).
@@ -446,7 +446,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                     () -> run(
                             RedisScripts.WITHDRAW,
                             keys.scriptKeys(name),
-                            List.of(ownerToken, keys.releaseChannel(), name)));
+                            List.of(ownerToken, keys.releaseChannel(), name, RedisWaiter.tokenHash(ownerToken))));
         } catch (RuntimeException e) {
             log.debug(
                     "Could not withdraw from lock '{}' on Redis at {}; its queue entry expires in {} and a grant"

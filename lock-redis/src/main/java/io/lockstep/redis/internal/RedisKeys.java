@@ -4,12 +4,13 @@ import java.util.List;
 
 /**
  * Where a lock lives: {@code <prefix>{<name>}} holds the owner token and the holder, {@code
- * <prefix>{<name>}:fence} the fence counter, {@code <prefix>{<name>}:queue} and {@code
- * <prefix>{<name>}:waiters} the waiters queued on the server (their order, and each one's entry), {@code
- * <prefix>{<name>}:grant:<sha1 of an owner token>} a granted waiter's inbox ({@link #inboxKey}). The
- * braces make every key of a lock one hash slot in a Redis Cluster, so each script touches one slot; a
- * lock key always ends in {@code '}'} and the others never do, and their suffixes differ, so no name's
- * key is another name's key of another kind.
+ * <prefix>{<name>}:fence} the fence counter, {@code <prefix>{<name>}:waitlist} the order of the waiters
+ * queued on the server and {@code <prefix>{<name>}:waiter:<sha1 of an owner token>} each one's entry
+ * ({@link #waiterKey}), {@code <prefix>{<name>}:grant:<sha1 of an owner token>} a granted waiter's inbox
+ * ({@link #inboxKey}). The braces make every key of a lock one hash slot in a Redis Cluster, so each
+ * script touches one slot; a lock key always ends in {@code '}'} and the others never do, and their
+ * suffixes differ, so no name's key is another name's key of another kind. (Clients from before the wait
+ * list queued in {@code :queue} and {@code :waiters}, which this version neither reads nor writes.)
  */
 public final class RedisKeys {
 
@@ -30,14 +31,21 @@ public final class RedisKeys {
         return prefix + "{" + name + "}:fence";
     }
 
-    /** The waiters' order: a sorted set of owner tokens; gone when nobody waits (or every entry expired). */
-    public String queueKey(String name) {
-        return prefix + "{" + name + "}:queue";
+    /**
+     * The waiters' order: a list of the SHA-1s of their owner tokens (hex), oldest first; gone when nobody
+     * waits (or every entry expired).
+     */
+    public String waitListKey(String name) {
+        return prefix + "{" + name + "}:waitlist";
     }
 
-    /** The waiters' entries: a hash from owner token to deadline, lease time and the value to store. */
-    public String waitersKey(String name) {
-        return prefix + "{" + name + "}:waiters";
+    /**
+     * A queued waiter's entry: a string that expires unless its waiter refreshes it, holding whether the
+     * waiter blocks on its inbox, its lease time and the value to store ({@link RedisScripts}). Named, like
+     * the inbox, by the SHA-1 of the owner token (hex); ends in a hex digit.
+     */
+    public String waiterKey(String name, String tokenHash) {
+        return lockKey(name) + ":waiter:" + tokenHash;
     }
 
     /**
@@ -49,9 +57,9 @@ public final class RedisKeys {
         return lockKey(name) + ":grant:" + tokenHash;
     }
 
-    /** The four keys of the scripts that may grant: lock, fence, queue, waiters (one hash slot). */
+    /** The three keys of the scripts that may grant: lock, fence, wait list (one hash slot). */
     List<String> scriptKeys(String name) {
-        return List.of(lockKey(name), fenceKey(name), queueKey(name), waitersKey(name));
+        return List.of(lockKey(name), fenceKey(name), waitListKey(name));
     }
 
     /** The pub/sub channel releases and grants are announced on (see {@link RedisReleaseSignals}). */

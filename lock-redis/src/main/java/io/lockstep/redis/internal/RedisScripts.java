@@ -43,99 +43,82 @@ final class RedisScripts {
 
     /**
      * The waiter queue's helpers, shared by the scripts that grant or withdraw ({@link #ACQUIRE}, {@link
-     * #RELEASE}, {@link #WITHDRAW}). KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] the queue (a sorted
-     * set of owner tokens scored by arrival), KEYS[4] the entries (a hash: owner token to {@code <deadline
-     * ms on the server's clock> <lease ms> <value to store>}, and {@code <owner token>:lane} to {@code 1} if
-     * the waiter said at its latest refresh that it blocks on its inbox, else {@code 0}). An entry past its
-     * deadline is a dead waiter.
+     * #RELEASE}, {@link #WITHDRAW}). KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] the wait list (a list
+     * of waiters in arrival order, each named by the SHA-1 of its owner token, hex). A waiter is alive while
+     * its entry exists: a string key {@link RedisKeys#waiterKey} ({@code <lock key>:waiter:<hash>}) that
+     * expires by itself (its waiter refreshes it), holding {@code <lane><lease ms> <value to store>}, where
+     * {@code <lane>} is {@code 1} if the waiter said at its latest refresh that it blocks on its inbox, else
+     * {@code 0}. A name on the list whose entry is gone is a dead waiter, or one that left or was granted.
      *
-     * <p>{@code next_waiter(take, leaving)} reads the first 100 waiters once and returns the first live one
-     * other than {@code leaving} (token, lease, value, whether it blocks on its inbox; nil if none),
-     * removing in one {@code ZREM} and one {@code HDEL} the expired ones before it, {@code leaving}, and the
-     * one returned if {@code take}. {@code
-     * grant_next(channel, name, leaving)} hands the free lock to that waiter exactly as an acquire would (SET
-     * PX with the waiter's lease time over the released value, INCR the fence), puts the fence in the
-     * waiter's inbox ({@link RedisKeys#inboxKey}, a list that lives {@link #INBOX_TTL}, where a waiter
-     * blocked on it takes it at once: {@link GrantLane}) and, unless the waiter blocks on that inbox and the
-     * push succeeded, announces the grant as {@code <name> US <sha1 of the token> US <fence>} (US is the
-     * control character 31, which no lock name contains): a notice is read by every subscribed client, and
-     * its one reader that cares would take the grant from its inbox anyway. False if nobody live waits.
-     * The inbox is named in no KEYS: it is built from the lock's key and shares its hash slot, and it is
-     * written with {@code pcall}, like the notice, so a slot in migration (where a key the node lacks is
-     * "not local") costs the waiter the fast delivery, never the release.
+     * <p>{@code first_live(skip)} reads the first 100 names once and returns the position of the first live
+     * one other than {@code skip}, its name and its entry (nil if none), and how many names it read; it
+     * changes nothing. {@code grant_next(channel, name, leaving)} hands the free lock to that waiter exactly
+     * as an acquire would (SET PX with the waiter's lease time over the released value, INCR the fence),
+     * after one {@code LTRIM} took it and the dead names before it off the list and one {@code DEL} its
+     * entry; puts the fence in the waiter's inbox ({@link RedisKeys#inboxKey}, a list that lives {@link
+     * #INBOX_TTL}, where a waiter blocked on it takes it at once: {@link GrantLane}) and, unless the waiter
+     * blocks on that inbox and the push succeeded, announces the grant as {@code <name> US <hash> US
+     * <fence>} (US is the control character 31, which no lock name contains): a notice is read by every
+     * subscribed client, and its one reader that cares would take the grant from its inbox anyway. False
+     * if nobody live waits (nothing changed but dead names trimmed).
      *
-     * <p>No script touches a key again after a command that may have deleted it (a {@code DEL}, or the
-     * {@code ZREM}/{@code HDEL} that empties a queue): while a cluster slot migrates, a script runs only if
-     * every key it names exists on the node, and a key it deleted itself would then be "not local" halfway
-     * through, after writes that are not rolled back.
+     * <p>Entries and inboxes are named in no KEYS: the script picks the waiter, and both are built from the
+     * lock's key, so they share its hash slot. While a cluster slot migrates, a key the node lacks is "not
+     * local" to a script, so entries are read and written with {@code pcall} (an entry that cannot be read
+     * counts as dead: its waiter queues again at its next refresh; one that cannot be written is not
+     * queued this time) and so are the inbox and the notice (the waiter loses the fast delivery, never the
+     * release). For the same reason no script touches a key again after a command that may have deleted it
+     * (a {@code DEL}, an {@code LTRIM} or {@code LREM} that empties the list): it would be "not local"
+     * halfway through, after writes that are not rolled back.
      */
     private static final String QUEUE_FUNCTIONS =
             """
-            local function now_ms()
-              local t = redis.call('TIME')
-              return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local function entry_key(hash)
+              return KEYS[1] .. ':waiter:' .. hash
             end
-            local function next_waiter(take, leaving)
-              local tokens = redis.call('ZRANGE', KEYS[3], 0, 99)
-              local remove = {}
-              if leaving then
-                remove[1] = leaving
-              end
-              local found, lease, value, lane
-              if #tokens > 0 then
-                local now = now_ms()
-                local fields = {}
-                for i = 1, #tokens do
-                  fields[i] = tokens[i]
-                  fields[#tokens + i] = tokens[i] .. ':lane'
-                end
-                local entries = redis.call('HMGET', KEYS[4], unpack(fields))
-                for i = 1, #tokens do
-                  if tokens[i] ~= leaving then
-                    local deadline, l, v
-                    if entries[i] then
-                      deadline, l, v = string.match(entries[i], '^(%d+) (%d+) (.*)$')
-                    end
-                    if deadline and tonumber(deadline) >= now then
-                      found, lease, value, lane = tokens[i], l, v, entries[#tokens + i] == '1'
-                      if take then
-                        remove[#remove + 1] = found
-                      end
-                      break
-                    end
-                    remove[#remove + 1] = tokens[i]
+            local function first_live(skip)
+              local hashes = redis.call('LRANGE', KEYS[3], 0, 99)
+              for i = 1, #hashes do
+                if hashes[i] ~= skip then
+                  local entry = redis.pcall('GET', entry_key(hashes[i]))
+                  if type(entry) == 'string' then
+                    return i, hashes[i], entry, #hashes
                   end
                 end
               end
-              if #remove > 0 then
-                local removeFields = {}
-                for i = 1, #remove do
-                  removeFields[2 * i - 1] = remove[i]
-                  removeFields[2 * i] = remove[i] .. ':lane'
-                end
-                redis.call('ZREM', KEYS[3], unpack(remove))
-                redis.call('HDEL', KEYS[4], unpack(removeFields))
-              end
-              return found, lease, value, lane
+              return nil, nil, nil, #hashes
             end
             local function grant_next(channel, name, leaving)
-              if redis.call('EXISTS', KEYS[3]) == 0 then
+              local i, hash, entry, read = first_live(leaving)
+              if read == 0 then
                 return false
               end
-              local token, lease, value, lane = next_waiter(true, leaving)
-              if not token then
+              redis.call('LTRIM', KEYS[3], i or read, -1)
+              if not i then
                 return false
               end
-              redis.call('SET', KEYS[1], value, 'PX', lease)
+              redis.call('DEL', entry_key(hash))
+              local space = string.find(entry, ' ', 2, true)
+              redis.call('SET', KEYS[1], string.sub(entry, space + 1), 'PX', string.sub(entry, 2, space - 1))
               local fence = redis.call('INCR', KEYS[2])
-              local hash = redis.sha1hex(token)
               local inbox = KEYS[1] .. ':grant:' .. hash
               local pushed = redis.pcall('RPUSH', inbox, fence)
               redis.pcall('PEXPIRE', inbox, INBOX_TTL_MS)
-              if not (lane and type(pushed) == 'number') then
+              if not (string.byte(entry, 1) == 49 and type(pushed) == 'number') then
                 redis.pcall('PUBLISH', channel, name .. '\\31' .. hash .. '\\31' .. fence)
               end
               return true
+            end
+            local function join()
+              local entry = (ARGV[7] == '1' and '1' or '0') .. ARGV[2] .. ' ' .. ARGV[1]
+              local kept = redis.pcall('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3], 'XX')
+              if kept == false then
+                redis.call('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3])
+                redis.call('RPUSH', KEYS[3], ARGV[4])
+              end
+              if type(kept) ~= 'table' or not kept.err then
+                redis.call('PEXPIRE', KEYS[3], ARGV[3])
+              end
             end
             """
                     .replace("INBOX_TTL_MS", Long.toString(INBOX_TTL.toMillis()));
@@ -143,55 +126,48 @@ final class RedisScripts {
     /**
      * KEYS as in {@link #QUEUE_FUNCTIONS}; ARGV[1] the value to store (owner token, a space, the holder),
      * ARGV[2] lease time in ms, ARGV[3] the queue entry's time to live in ms ({@code 0}: do not queue),
-     * ARGV[4] the owner token, ARGV[5] the release channel, ARGV[6] the lock name, ARGV[7] {@code 1} if
-     * the waiter will block on its inbox until its next refresh ({@link GrantLane}), so that a grant to it
-     * needs no notice (absent or anything else: it waits for notices).
+     * ARGV[4] the SHA-1 of the owner token, hex (empty when not queuing), ARGV[5] the release channel,
+     * ARGV[6] the lock name, ARGV[7] {@code 1} if the waiter will block on its inbox until its next refresh
+     * ({@link GrantLane}), so that a grant to it needs no notice (anything else: it waits for notices).
      *
-     * <p>Free and nobody queued (the uncontended path: one {@code EXISTS} more than a bare acquire): SET
-     * value PX ttl and INCR the fence, return {1, fence}. Free with a queue: granted only to the first
-     * live waiter; if that is someone else, the lock is handed to them as a release would, so an acquire
+     * <p>Free and nobody queued (the uncontended path: one {@code LRANGE} of an absent list more than a
+     * bare acquire): SET value PX ttl and INCR the fence, return {1, fence}. Free with a queue: granted
+     * only to the first live waiter; if that is someone else, the lock is handed to them as a release
+     * would (after this waiter joined the list, so the hand-over's trim never empties it), so an acquire
      * without a queue entry never jumps the queue. Already ours (granted by a release, or a retried
-     * attempt whose reply was lost): refresh the TTL and return the same fence, which no one else can
-     * have incremented while we held the lock. Otherwise, with ARGV[3] > 0, join the queue's tail (or keep
-     * our place) with an entry that lives ARGV[3] ms; return {0, the holder's remaining ms, the fence
-     * counter now}: a grant whose fence is above that counter happened after this call. (A free lock's
-     * key is absent, so in a migrating cluster slot the free branch never runs: the script is answered
-     * TRYAGAIN.)
+     * attempt whose reply was lost): refresh the TTL and return the same fence, which no one else can have
+     * incremented while we held the lock. Otherwise, with ARGV[3] > 0, refresh our entry (it lives ARGV[3]
+     * ms), or create it and join the list's tail if it was gone; return {0, the holder's remaining ms, the
+     * fence counter now}: a grant whose fence is above that counter happened after this call. Every entry
+     * lives the same time (the backend's constant), so the list's own expiry is simply set to it. (A free
+     * lock's key is absent, so in a migrating cluster slot the free branch never runs: the script is
+     * answered TRYAGAIN.)
      */
     static final LuaScript ACQUIRE = new LuaScript(
             QUEUE_FUNCTIONS
                     + """
             local holder = redis.call('GET', KEYS[1])
             if holder == false then
-              if redis.call('EXISTS', KEYS[3]) == 0 then
+              local i, hash, entry, read = first_live(nil)
+              if not i or hash == ARGV[4] then
+                if read > 0 then
+                  redis.call('LTRIM', KEYS[3], i or read, -1)
+                  if ARGV[4] ~= '' then
+                    redis.pcall('DEL', entry_key(ARGV[4]))
+                  end
+                end
                 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
                 return {1, redis.call('INCR', KEYS[2])}
               end
-              local first = next_waiter(false, nil)
-              if not first or first == ARGV[4] then
-                redis.call('ZREM', KEYS[3], ARGV[4])
-                redis.call('HDEL', KEYS[4], ARGV[4], ARGV[4] .. ':lane')
-                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-                return {1, redis.call('INCR', KEYS[2])}
+              if ARGV[3] ~= '0' then
+                join()
               end
               grant_next(ARGV[5], ARGV[6], nil)
             elseif holder == ARGV[1] then
               redis.call('PEXPIRE', KEYS[1], ARGV[2])
               return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
-            end
-            if ARGV[3] ~= '0' then
-              local ttl = tonumber(ARGV[3])
-              if not redis.call('ZSCORE', KEYS[3], ARGV[4]) then
-                local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-                redis.call('ZADD', KEYS[3], (tonumber(last[2]) or 0) + 1, ARGV[4])
-              end
-              redis.call('HSET', KEYS[4], ARGV[4], (now_ms() + ttl) .. ' ' .. ARGV[2] .. ' ' .. ARGV[1],
-                ARGV[4] .. ':lane', ARGV[7] == '1' and '1' or '0')
-              for i = 3, 4 do
-                if redis.call('PTTL', KEYS[i]) < ttl then
-                  redis.call('PEXPIRE', KEYS[i], ttl)
-                end
-              end
+            elseif ARGV[3] ~= '0' then
+              join()
             end
             return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}
             """);
@@ -249,25 +225,25 @@ final class RedisScripts {
 
     /**
      * A waiter leaves: KEYS as in {@link #QUEUE_FUNCTIONS}; ARGV[1] the owner token, ARGV[2] release
-     * channel, ARGV[3] lock name. Removes the token's queue entry and, if a release granted the lock to it
-     * meanwhile (its value is the token, a space and a holder, or the token alone), releases that grant
-     * and hands it on, all in one script, so a waiter that gives up never keeps a lock it did not take.
-     * 1 if a grant was released, 0 if not.
+     * channel, ARGV[3] lock name, ARGV[4] the SHA-1 of the owner token, hex. Deletes the token's entry and,
+     * if a release granted the lock to it meanwhile (its value is the token, a space and a holder, or the
+     * token alone), releases that grant and hands it on, all in one script, so a waiter that gives up never
+     * keeps a lock it did not take; otherwise takes its name off the list. 1 if a grant was released, 0 if
+     * not.
      */
     static final LuaScript WITHDRAW = new LuaScript(
             QUEUE_FUNCTIONS
                     + """
+            redis.pcall('DEL', entry_key(ARGV[4]))
             local value = redis.call('GET', KEYS[1])
             if value and (value == ARGV[1] or string.sub(value, 1, #ARGV[1] + 1) == ARGV[1] .. ' ') then
-              if not grant_next(ARGV[2], ARGV[3], ARGV[1]) then
-                -- (our entry, if any, went with grant_next's scan)
+              if not grant_next(ARGV[2], ARGV[3], ARGV[4]) then
                 redis.call('DEL', KEYS[1])
                 redis.pcall('PUBLISH', ARGV[2], ARGV[3])
               end
               return 1
             end
-            redis.call('ZREM', KEYS[3], ARGV[1])
-            redis.call('HDEL', KEYS[4], ARGV[1], ARGV[1] .. ':lane')
+            redis.call('LREM', KEYS[3], 0, ARGV[4])
             return 0
             """);
 
