@@ -66,14 +66,16 @@ final class RawFloors {
             end
             local function join()
               local entry = (ARGV[7] == '1' and '1' or '0') .. ARGV[2] .. ' ' .. ARGV[1]
-              local kept = redis.pcall('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3], 'XX')
-              if kept == false then
-                redis.call('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3])
+              local added = redis.pcall('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3], 'NX')
+              if type(added) == 'table' and added.err then
+                return
+              end
+              if added then
                 redis.call('RPUSH', KEYS[3], ARGV[4])
+              else
+                redis.call('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3])
               end
-              if type(kept) ~= 'table' or not kept.err then
-                redis.call('PEXPIRE', KEYS[3], ARGV[3])
-              end
+              redis.call('PEXPIRE', KEYS[3], ARGV[3])
             end
             """;
 

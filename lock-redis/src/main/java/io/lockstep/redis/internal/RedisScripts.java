@@ -111,14 +111,16 @@ final class RedisScripts {
             end
             local function join()
               local entry = (ARGV[7] == '1' and '1' or '0') .. ARGV[2] .. ' ' .. ARGV[1]
-              local kept = redis.pcall('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3], 'XX')
-              if kept == false then
-                redis.call('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3])
+              local added = redis.pcall('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3], 'NX')
+              if type(added) == 'table' and added.err then
+                return
+              end
+              if added then
                 redis.call('RPUSH', KEYS[3], ARGV[4])
+              else
+                redis.call('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3])
               end
-              if type(kept) ~= 'table' or not kept.err then
-                redis.call('PEXPIRE', KEYS[3], ARGV[3])
-              end
+              redis.call('PEXPIRE', KEYS[3], ARGV[3])
             end
             """
                     .replace("INBOX_TTL_MS", Long.toString(INBOX_TTL.toMillis()));
@@ -136,8 +138,9 @@ final class RedisScripts {
      * would (after this waiter joined the list, so the hand-over's trim never empties it), so an acquire
      * without a queue entry never jumps the queue. Already ours (granted by a release, or a retried
      * attempt whose reply was lost): refresh the TTL and return the same fence, which no one else can have
-     * incremented while we held the lock. Otherwise, with ARGV[3] > 0, refresh our entry (it lives ARGV[3]
-     * ms), or create it and join the list's tail if it was gone; return {0, the holder's remaining ms, the
+     * incremented while we held the lock. Otherwise, with ARGV[3] > 0, create our entry (it lives ARGV[3]
+     * ms) and join the list's tail, or, if the entry exists, write it again (a refresh: a second {@code
+     * SET}, where a waiter joining for the first time, the common case in a handoff, pays one); return {0, the holder's remaining ms, the
      * fence counter now}: a grant whose fence is above that counter happened after this call. Every entry
      * lives the same time (the backend's constant), so the list's own expiry is simply set to it. (A free
      * lock's key is absent, so in a migrating cluster slot the free branch never runs: the script is
