@@ -43,16 +43,37 @@ final class RawFloors {
               end
               return nil, nil, nil, #hashes
             end
+            local function take_entry(hash)
+              local key = entry_key(hash)
+              local entry = redis.pcall('GETDEL', key)
+              if type(entry) == 'table' and entry.err then
+                entry = redis.pcall('GET', key)
+                if type(entry) == 'string' then
+                  redis.call('DEL', key)
+                end
+              end
+              if type(entry) == 'string' then
+                return entry
+              end
+              return nil
+            end
             local function grant_next(channel, name, leaving)
-              local i, hash, entry, read = first_live(leaving)
-              if read == 0 then
+              local hash, entry
+              for _ = 1, 100 do
+                hash = redis.pcall('LPOP', KEYS[3])
+                if type(hash) ~= 'string' then
+                  return false
+                end
+                if hash ~= leaving then
+                  entry = take_entry(hash)
+                  if entry then
+                    break
+                  end
+                end
+              end
+              if not entry then
                 return false
               end
-              redis.call('LTRIM', KEYS[3], i or read, -1)
-              if not i then
-                return false
-              end
-              redis.call('DEL', entry_key(hash))
               local space = string.find(entry, ' ', 2, true)
               redis.call('SET', KEYS[1], string.sub(entry, space + 1), 'PX', string.sub(entry, 2, space - 1))
               local fence = redis.call('INCR', KEYS[2])
@@ -70,11 +91,16 @@ final class RawFloors {
               if type(added) == 'table' and added.err then
                 return
               end
-              if added then
-                redis.call('RPUSH', KEYS[3], ARGV[4])
-              else
+              if not added then
                 redis.call('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3])
+                if redis.pcall('LPOS', KEYS[3], ARGV[4]) ~= false then
+                  redis.call('PEXPIRE', KEYS[3], ARGV[3])
+                  return
+                end
+                -- Listed nowhere, though its entry lives (taken off the list while a migrating slot
+                -- refused its entry to a script): join the tail again.
               end
+              redis.call('RPUSH', KEYS[3], ARGV[4])
               redis.call('PEXPIRE', KEYS[3], ARGV[3])
             end
             """;

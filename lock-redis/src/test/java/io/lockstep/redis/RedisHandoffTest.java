@@ -234,6 +234,46 @@ class RedisHandoffTest {
     }
 
     @Test
+    @DisplayName("a waiter taken off the list while its entry lives (as a migrating slot can do) joins the tail"
+            + " again at its next refresh, once, and is granted in that place")
+    void aWaiterOffTheListJoinsAgain() throws Exception {
+        RedisBackend backend = backend();
+        String name = lockName("relist");
+        Attempt<RedisBackend.Handle> held = backend.tryLock(context(name));
+        AttemptContext dropped = context(name);
+        AttemptContext other = context(name);
+        watch(backend, dropped);
+        watch(backend, other);
+        assertThat(backend.tryLock(dropped).isGranted()).isFalse();
+        assertThat(backend.tryLock(other).isGranted()).isFalse();
+        admin.lrem(keys.waitListKey(name), 0, tokenHash(dropped));
+        assertThat(admin.exists(keys.waiterKey(name, tokenHash(dropped))))
+                .as("the dropped waiter's entry")
+                .isTrue();
+
+        assertThat(backend.tryLock(dropped).isGranted()).as("its refresh").isFalse();
+        assertThat(backend.tryLock(dropped).isGranted())
+                .as("its second refresh")
+                .isFalse();
+        assertThat(admin.lrange(keys.waitListKey(name), 0, -1))
+                .as("the list after its refreshes")
+                .containsExactly(tokenHash(other), tokenHash(dropped));
+
+        assertThat(backend.release(held.grant().handle())).isTrue();
+        assertThat(value(name)).as("the first grant").startsWith(other.ownerToken() + " ");
+        Attempt<RedisBackend.Handle> first = backend.tryLock(other);
+        assertThat(first.isGranted()).isTrue();
+        assertThat(backend.release(first.grant().handle())).isTrue();
+        assertThat(value(name)).as("the second grant").startsWith(dropped.ownerToken() + " ");
+        Attempt<RedisBackend.Handle> second = backend.tryLock(dropped);
+        assertThat(second.isGranted()).isTrue();
+        assertThat(second.grant().fencingToken().getAsLong())
+                .isEqualTo(held.grant().fencingToken().getAsLong() + 2);
+        assertThat(backend.release(second.grant().handle())).isTrue();
+        assertThat(queueKeys(name)).as("queue keys left").isEmpty();
+    }
+
+    @Test
     @DisplayName("a dead waiter's expired entry is skipped by the release; the live one behind it is granted")
     void anExpiredEntryIsSkipped() throws Exception {
         RedisBackend backend = backend();

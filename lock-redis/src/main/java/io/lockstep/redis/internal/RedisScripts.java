@@ -52,15 +52,17 @@ final class RedisScripts {
      *
      * <p>{@code first_live(skip)} reads the first 100 names once and returns the position of the first live
      * one other than {@code skip}, its name and its entry (nil if none), and how many names it read; it
-     * changes nothing. {@code grant_next(channel, name, leaving)} hands the free lock to that waiter exactly
-     * as an acquire would (SET PX with the waiter's lease time over the released value, INCR the fence),
-     * after one {@code LTRIM} took it and the dead names before it off the list and one {@code DEL} its
-     * entry; puts the fence in the waiter's inbox ({@link RedisKeys#inboxKey}, a list that lives {@link
+     * changes nothing. {@code take_entry(hash)} reads and deletes an entry in one {@code GETDEL} (a GET and
+     * a DEL on a server before 6.2, which refuses GETDEL). {@code grant_next(channel, name, leaving)} pops
+     * names off the list's head (at most 100) until one other than {@code leaving} has an entry, which it
+     * takes: in the common case, a live first waiter, one {@code LPOP} and one {@code GETDEL}. It hands the
+     * free lock to that waiter exactly as an acquire would (SET PX with the waiter's lease time over the
+     * released value, INCR the fence), puts the fence in the waiter's inbox ({@link RedisKeys#inboxKey}, a list that lives {@link
      * #INBOX_TTL}, where a waiter blocked on it takes it at once: {@link GrantLane}) and, unless the waiter
      * blocks on that inbox and the push succeeded, announces the grant as {@code <name> US <hash> US
      * <fence>} (US is the control character 31, which no lock name contains): a notice is read by every
      * subscribed client, and its one reader that cares would take the grant from its inbox anyway. False
-     * if nobody live waits (nothing changed but dead names trimmed).
+     * if nobody live waits (nothing changed but dead names popped).
      *
      * <p>Entries and inboxes are named in no KEYS: the script picks the waiter, and both are built from the
      * lock's key, so they share its hash slot. While a cluster slot migrates, a key the node lacks is "not
@@ -69,7 +71,8 @@ final class RedisScripts {
      * queued this time) and so are the inbox and the notice (the waiter loses the fast delivery, never the
      * release). For the same reason no script touches a key again after a command that may have deleted it
      * (a {@code DEL}, an {@code LTRIM} or {@code LREM} that empties the list): it would be "not local"
-     * halfway through, after writes that are not rolled back.
+     * halfway through, after writes that are not rolled back; {@code grant_next}'s pops, the one exception,
+     * are {@code pcall}s, and a refused pop ends the search as an empty list does.
      */
     private static final String QUEUE_FUNCTIONS =
             """
@@ -88,16 +91,37 @@ final class RedisScripts {
               end
               return nil, nil, nil, #hashes
             end
+            local function take_entry(hash)
+              local key = entry_key(hash)
+              local entry = redis.pcall('GETDEL', key)
+              if type(entry) == 'table' and entry.err then
+                entry = redis.pcall('GET', key)
+                if type(entry) == 'string' then
+                  redis.call('DEL', key)
+                end
+              end
+              if type(entry) == 'string' then
+                return entry
+              end
+              return nil
+            end
             local function grant_next(channel, name, leaving)
-              local i, hash, entry, read = first_live(leaving)
-              if read == 0 then
+              local hash, entry
+              for _ = 1, 100 do
+                hash = redis.pcall('LPOP', KEYS[3])
+                if type(hash) ~= 'string' then
+                  return false
+                end
+                if hash ~= leaving then
+                  entry = take_entry(hash)
+                  if entry then
+                    break
+                  end
+                end
+              end
+              if not entry then
                 return false
               end
-              redis.call('LTRIM', KEYS[3], i or read, -1)
-              if not i then
-                return false
-              end
-              redis.call('DEL', entry_key(hash))
               local space = string.find(entry, ' ', 2, true)
               redis.call('SET', KEYS[1], string.sub(entry, space + 1), 'PX', string.sub(entry, 2, space - 1))
               local fence = redis.call('INCR', KEYS[2])
@@ -115,11 +139,16 @@ final class RedisScripts {
               if type(added) == 'table' and added.err then
                 return
               end
-              if added then
-                redis.call('RPUSH', KEYS[3], ARGV[4])
-              else
+              if not added then
                 redis.call('SET', entry_key(ARGV[4]), entry, 'PX', ARGV[3])
+                if redis.pcall('LPOS', KEYS[3], ARGV[4]) ~= false then
+                  redis.call('PEXPIRE', KEYS[3], ARGV[3])
+                  return
+                end
+                -- Listed nowhere, though its entry lives (taken off the list while a migrating slot
+                -- refused its entry to a script): join the tail again.
               end
+              redis.call('RPUSH', KEYS[3], ARGV[4])
               redis.call('PEXPIRE', KEYS[3], ARGV[3])
             end
             """
@@ -139,8 +168,10 @@ final class RedisScripts {
      * without a queue entry never jumps the queue. Already ours (granted by a release, or a retried
      * attempt whose reply was lost): refresh the TTL and return the same fence, which no one else can have
      * incremented while we held the lock. Otherwise, with ARGV[3] > 0, create our entry (it lives ARGV[3]
-     * ms) and join the list's tail, or, if the entry exists, write it again (a refresh: a second {@code
-     * SET}, where a waiter joining for the first time, the common case in a handoff, pays one); return {0, the holder's remaining ms, the
+     * ms) and join the list's tail, or, if the entry exists, write it again and make sure our name is on
+     * the list ({@code LPOS}; a server before 6.0.6 refuses it and is taken at its word that it is): a
+     * refresh costs a second {@code SET} and the {@code LPOS}, where a waiter joining for the first time,
+     * the common case in a handoff, pays one {@code SET} and the {@code RPUSH}; return {0, the holder's remaining ms, the
      * fence counter now}: a grant whose fence is above that counter happened after this call. Every entry
      * lives the same time (the backend's constant), so the list's own expiry is simply set to it. (A free
      * lock's key is absent, so in a migrating cluster slot the free branch never runs: the script is
