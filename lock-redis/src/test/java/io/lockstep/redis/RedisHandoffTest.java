@@ -326,6 +326,44 @@ class RedisHandoffTest {
     }
 
     @Test
+    @DisplayName("a lock freed by expiry: a later waiter's refresh hands it to the first and keeps its own place;"
+            + " the first waiter's own refresh takes it")
+    void aFreedLockGoesByTheList() throws Exception {
+        RedisBackend backend = backend();
+        String name = lockName("freed");
+        Attempt<RedisBackend.Handle> held = backend.tryLock(context(name));
+        AttemptContext first = context(name);
+        AttemptContext second = context(name);
+        watch(backend, first);
+        watch(backend, second);
+        assertThat(backend.tryLock(first).isGranted()).isFalse();
+        assertThat(backend.tryLock(second).isGranted()).isFalse();
+        admin.del(keys.lockKey(name)); // the holder's key expired
+
+        assertThat(backend.tryLock(second).isGranted())
+                .as("the second waiter's refresh")
+                .isFalse();
+        assertThat(value(name)).as("the lock, handed to the first").startsWith(first.ownerToken() + " ");
+        assertThat(admin.lrange(keys.waitListKey(name), 0, -1))
+                .as("the list after the hand-over")
+                .containsExactly(tokenHash(second));
+        Attempt<RedisBackend.Handle> granted = backend.tryLock(first);
+        assertThat(granted.isGranted()).isTrue();
+        assertThat(granted.grant().fencingToken().getAsLong())
+                .isEqualTo(held.grant().fencingToken().getAsLong() + 1);
+        admin.del(keys.lockKey(name)); // the first waiter's grant expired too
+
+        Attempt<RedisBackend.Handle> own = backend.tryLock(second);
+        assertThat(own.isGranted())
+                .as("the second waiter's refresh, first in line")
+                .isTrue();
+        assertThat(own.grant().fencingToken().getAsLong())
+                .isEqualTo(held.grant().fencingToken().getAsLong() + 2);
+        assertThat(queueKeys(name)).as("queue keys left").isEmpty();
+        assertThat(backend.release(own.grant().handle())).isTrue();
+    }
+
+    @Test
     @DisplayName(
             "a grant whose notice was lost is taken by the waiter's next refresh, valid from that refresh, same fence")
     void aLostNoticeIsRecoveredByTheNextRefresh() throws Exception {
