@@ -670,9 +670,9 @@ public class HandoffBenchmark {
      * GET}, {@code LLEN}, {@code SET PX}, {@code INCR}, or {@code LPOS} + {@code RPUSH} onto the queue; the
      * release that finds a waiter runs six commands ({@code GET}, {@code LPOP}, {@code SET PX}, {@code
      * INCR}, and {@code RPUSH} + {@code PEXPIRE} of the fence into the waiter's inbox) and no notice, where
-     * lock-redis's grant runs nine ({@code LRANGE}, {@code GET} of the entry, {@code LTRIM} and {@code DEL}
-     * to find and take the first live waiter where this has {@code LPOP}) and publishes only to a waiter
-     * that waits for notices. The waiter blocks in {@code BLPOP} on its inbox (100 ms, then asks again).
+     * lock-redis's grant runs seven ({@code GETDEL} of the first waiter's entry besides the {@code LPOP}:
+     * a dead waiter's entry is gone, so it is skipped) and publishes only to a waiter that waits for
+     * notices. The waiter blocks in {@code BLPOP} on its inbox (100 ms, then asks again).
      */
     static final class MinimalTwoHopLock implements HandoffLock {
         private static final String ACQUIRE =
