@@ -57,12 +57,12 @@ final class RedisScripts {
      * names off the list's head (at most 100) until one other than {@code leaving} has an entry, which it
      * takes: in the common case, a live first waiter, one {@code LPOP} and one {@code GETDEL}. It hands the
      * free lock to that waiter exactly as an acquire would (SET PX with the waiter's lease time over the
-     * released value, INCR the fence), puts the fence in the waiter's inbox ({@link RedisKeys#inboxKey}, a list that lives {@link
-     * #INBOX_TTL}, where a waiter blocked on it takes it at once: {@link GrantLane}) and, unless the waiter
-     * blocks on that inbox and the push succeeded, announces the grant as {@code <name> US <hash> US
-     * <fence>} (US is the control character 31, which no lock name contains): a notice is read by every
-     * subscribed client, and its one reader that cares would take the grant from its inbox anyway. False
-     * if nobody live waits (nothing changed but dead names popped).
+     * released value, INCR the fence), puts the fence in the waiter's inbox ({@link RedisKeys#inboxKey}, a
+     * list that lives {@link #INBOX_TTL}, where a waiter blocked on it takes it at once: {@link GrantLane})
+     * and, unless the waiter blocks on that inbox and the push succeeded, announces the grant as {@code
+     * <name> US <hash> US <fence>} (US is the control character 31, which no lock name contains): a notice
+     * is read by every subscribed client, and its one reader that cares would take the grant from its
+     * inbox anyway. False if nobody live waits (nothing changed but dead names popped).
      *
      * <p>Entries and inboxes are named in no KEYS: the script picks the waiter, and both are built from the
      * lock's key, so they share its hash slot. While a cluster slot migrates, a key the node lacks is "not
@@ -164,18 +164,19 @@ final class RedisScripts {
      * <p>Free and nobody queued (the uncontended path: one {@code LRANGE} of an absent list more than a
      * bare acquire): SET value PX ttl and INCR the fence, return {1, fence}. Free with a queue: granted
      * only to the first live waiter; if that is someone else, the lock is handed to them as a release
-     * would (after this waiter joined the list, so the hand-over's trim never empties it), so an acquire
+     * would (after this waiter joined the list, so the hand-over's pops never empty it), so an acquire
      * without a queue entry never jumps the queue. Already ours (granted by a release, or a retried
      * attempt whose reply was lost): refresh the TTL and return the same fence, which no one else can have
      * incremented while we held the lock. Otherwise, with ARGV[3] > 0, create our entry (it lives ARGV[3]
      * ms) and join the list's tail, or, if the entry exists, write it again and make sure our name is on
      * the list ({@code LPOS}; a server before 6.0.6 refuses it and is taken at its word that it is): a
      * refresh costs a second {@code SET} and the {@code LPOS}, where a waiter joining for the first time,
-     * the common case in a handoff, pays one {@code SET} and the {@code RPUSH}; return {0, the holder's remaining ms, the
-     * fence counter now}: a grant whose fence is above that counter happened after this call. Every entry
-     * lives the same time (the backend's constant), so the list's own expiry is simply set to it. (A free
-     * lock's key is absent, so in a migrating cluster slot the free branch never runs: the script is
-     * answered TRYAGAIN.)
+     * the common case in a handoff, pays one {@code SET} and the {@code RPUSH}; return {0, the holder's
+     * remaining ms, the fence counter now}: a grant whose fence is above that counter happened after this
+     * call. Every entry lives the same time (the backend's constant), so the list's own expiry is simply
+     * set to it. (A free lock's key is absent, so in a migrating cluster slot the free branch never runs:
+     * the script is answered TRYAGAIN.) The free branch reads at most 100 names: behind 100 dead ones it
+     * takes the lock as if nobody live waited.
      */
     static final LuaScript ACQUIRE = new LuaScript(
             QUEUE_FUNCTIONS
