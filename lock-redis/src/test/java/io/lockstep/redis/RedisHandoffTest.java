@@ -511,8 +511,8 @@ class RedisHandoffTest {
                 .isLessThanOrEqualTo(3L * grants.get());
     }
 
-    /** What the server names a waiter by: the SHA-1 of its owner token, hex. */
-    private static String tokenHash(AttemptContext waiter) throws Exception {
+    /** What the server names a waiter by: the SHA-1 of its owner token, hex (also RedisOlderServerTest's). */
+    static String tokenHash(AttemptContext waiter) throws Exception {
         byte[] digest =
                 MessageDigest.getInstance("SHA-1").digest(waiter.ownerToken().getBytes(StandardCharsets.UTF_8));
         return HexFormat.of().formatHex(digest);

@@ -13,10 +13,7 @@ import io.lockstep.spi.AttemptContext;
 import io.lockstep.spi.ClockDrift;
 import io.lockstep.spi.ReleaseWatch;
 import io.lockstep.tck.servers.RedisServer;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -73,9 +70,7 @@ class RedisOlderServerTest {
             Attempt<RedisBackend.Handle> held = backend.tryLock(new AttemptContext(name, "holder-token", LEASE));
             assertThat(held.isGranted()).isTrue();
             AttemptContext waiter = new AttemptContext(name, "waiter-token", LEASE);
-            String hash = HexFormat.of()
-                    .formatHex(MessageDigest.getInstance("SHA-1")
-                            .digest(waiter.ownerToken().getBytes(StandardCharsets.UTF_8)));
+            String hash = RedisHandoffTest.tokenHash(waiter);
             try (ReleaseWatch watch = backend.watch(name, waiter.ownerToken())) {
                 assertThat(backend.tryLock(waiter).isGranted())
                         .as("the waiter's first attempt")

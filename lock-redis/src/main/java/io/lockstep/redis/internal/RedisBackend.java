@@ -435,10 +435,10 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
      */
     @Override
     public void abandon(AttemptContext attempt) {
-        withdraw(attempt.name(), attempt.ownerToken());
+        withdraw(attempt.name(), attempt.ownerToken(), RedisWaiter.tokenHash(attempt.ownerToken()));
     }
 
-    private void withdraw(String name, String ownerToken) {
+    private void withdraw(String name, String ownerToken, String tokenHash) {
         try {
             RedisErrors.translate(
                     where,
@@ -446,7 +446,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
                     () -> run(
                             RedisScripts.WITHDRAW,
                             keys.scriptKeys(name),
-                            List.of(ownerToken, keys.releaseChannel(), name, RedisWaiter.tokenHash(ownerToken))));
+                            List.of(ownerToken, keys.releaseChannel(), name, tokenHash)));
         } catch (RuntimeException e) {
             log.debug(
                     "Could not withdraw from lock '{}' on Redis at {}; its queue entry expires in {} and a grant"
@@ -497,7 +497,7 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
         RedisWaiter waiter = signals.openWaiter(name, ownerToken, w -> {
             waiters.remove(w.ownerToken(), w);
             if (!w.wasGranted()) {
-                withdraw(w.name(), w.ownerToken());
+                withdraw(w.name(), w.ownerToken(), w.tokenHash()); // the hash it was opened with
             }
         });
         waiters.put(ownerToken, waiter);
