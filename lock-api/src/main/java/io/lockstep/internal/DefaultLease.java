@@ -200,7 +200,6 @@ public final class DefaultLease<H> implements Lease {
                 }
                 state = State.RELEASED;
             }
-            cancelTimers();
             try {
                 // A lost lease whose handle is already disposed of has nothing left to free. A failed
                 // release leaves the lock held until its lease time ends: keep asking for the retry window.
@@ -208,6 +207,9 @@ public final class DefaultLease<H> implements Lease {
                 return !disposed
                         && renewals.calls().callPersistently(() -> backend().release(handle), retryUntil);
             } finally {
+                // After the release, not before: the next holder's wait ends sooner. A timer that fires
+                // meanwhile finds the lease released and does nothing.
+                cancelTimers();
                 runtime().metrics().released(renewals.providerName(), Duration.ofNanos(now() - acquiredAt));
                 loss.fire(LossReason.RELEASED);
                 finish();

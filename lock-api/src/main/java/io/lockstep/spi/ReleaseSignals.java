@@ -124,6 +124,22 @@ public abstract class ReleaseSignals implements AutoCloseable {
         ensureStarted();
         Watch watch = new Watch(name);
         watchers.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(watch);
+        awaitFirstSubscription();
+        return watch;
+    }
+
+    /**
+     * For a subclass that wakes waiters of its own (not opened by {@link #watch}): starts subscribing if
+     * nobody has yet, and waits as {@link #watch} does for the first attempt to succeed or fail. Call it
+     * after the waiter can be woken ({@link #wakeOwnWaiters}), so a subscription that starts meanwhile
+     * wakes it.
+     */
+    protected final void subscribe() {
+        ensureStarted();
+        awaitFirstSubscription();
+    }
+
+    private void awaitFirstSubscription() {
         if (!degraded) {
             try {
                 // Wait briefly for the subscription so a release right after our failed attempt is heard;
@@ -133,8 +149,13 @@ public abstract class ReleaseSignals implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        return watch;
     }
+
+    /**
+     * Wakes the waiters a subclass keeps itself, whenever every watch is woken: the subscription started
+     * or dropped (a notice may have been missed), or this closed. Must not block. Does nothing by default.
+     */
+    protected void wakeOwnWaiters() {}
 
     private synchronized void ensureStarted() {
         if (thread != null || closed) {
@@ -200,6 +221,7 @@ public abstract class ReleaseSignals implements AutoCloseable {
 
     private void wakeEveryone() {
         watchers.values().forEach(set -> set.forEach(Watch::signal));
+        wakeOwnWaiters();
     }
 
     /**

@@ -205,15 +205,12 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
     public Attempt<Handle> tryLock(AttemptContext attempt) {
         String name = attempt.name();
         Duration leaseTime = attempt.leaseTime();
-        String stored = storedValue(attempt);
         Duration validity = ClockDrift.validity(leaseTime, driftFactor);
         if (validity.isNegative() || validity.isZero()) {
             throw new IllegalArgumentException("leaseTime must be longer than the clock drift allowance of "
                     + ClockDrift.allowance(leaseTime, driftFactor).toMillis() + " ms (leaseTime × driftFactor "
                     + driftFactor + " + 2 ms), was " + leaseTime);
         }
-        long ttlMillis = leaseTime.toMillis();
-        String lockKey = keys.lockKey(name);
         @Nullable RedisWaiter waiter = waiters.get(attempt.ownerToken());
         if (waiter != null && !waiter.name().equals(name)) {
             waiter = null;
@@ -232,10 +229,11 @@ public final class RedisBackend implements LockBackend<RedisBackend.Handle> {
             }
         }
         String what = "acquiring lock '" + name + "'";
+        String lockKey = keys.lockKey(name);
         List<String> scriptKeys = keys.scriptKeys(name);
         List<String> scriptArgs = List.of(
-                stored,
-                Long.toString(ttlMillis),
+                storedValue(attempt),
+                Long.toString(leaseTime.toMillis()),
                 waiter != null ? Long.toString(QUEUE_ENTRY_TTL.toMillis()) : "0",
                 waiter != null ? waiter.tokenHash() : "",
                 keys.releaseChannel(),

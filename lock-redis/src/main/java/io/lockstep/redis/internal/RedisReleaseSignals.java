@@ -1,7 +1,6 @@
 package io.lockstep.redis.internal;
 
 import io.lockstep.spi.ReleaseSignals;
-import io.lockstep.spi.ReleaseWatch;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -59,7 +58,7 @@ public final class RedisReleaseSignals extends ReleaseSignals {
         this.jedis = jedis;
         this.keys = keys;
         this.channel = keys.releaseChannel();
-        this.lane = new GrantLane(jedis, "Redis at " + where, inboxWait, w -> signal(wakeKey(w)));
+        this.lane = new GrantLane(jedis, "Redis at " + where, inboxWait, RedisWaiter::wake);
     }
 
     @Override
@@ -88,7 +87,7 @@ public final class RedisReleaseSignals extends ReleaseSignals {
             signal(message);
             Set<RedisWaiter> queued = waitersByName.get(message);
             if (queued != null) {
-                queued.forEach(w -> signal(wakeKey(w)));
+                queued.forEach(RedisWaiter::wake);
             }
             return;
         }
@@ -105,21 +104,21 @@ public final class RedisReleaseSignals extends ReleaseSignals {
         } catch (NumberFormatException e) {
             return;
         }
-        signal(wakeKey(waiter));
+        waiter.wake();
     }
 
     /** Separates the fields of a grant notice: the control character US, which no lock name contains. */
     static final char GRANT_SEPARATOR = '\u001f';
 
     /**
-     * Opens a queued waiter: wake-ups of its own (so a grant wakes it alone; a plain release of its lock,
-     * a new subscription or a dropped one wake it too), and a place in the line for the {@link GrantLane},
-     * both kept until it closes.
+     * Opens a queued waiter, woken by a notice of a grant to it alone (and by a plain release of its lock,
+     * a new subscription or a dropped one), with a place in the line for the {@link GrantLane}, both kept
+     * until it closes. Its wake-ups are its own, found by the hash a grant notice names it by; no {@link
+     * #watch} per waiter.
      */
     RedisWaiter openWaiter(String name, String ownerToken, java.util.function.Consumer<RedisWaiter> onClose) {
         String hash = RedisWaiter.tokenHash(ownerToken);
-        ReleaseWatch wakeups = watch(GRANT_SEPARATOR + hash);
-        RedisWaiter waiter = new RedisWaiter(name, ownerToken, hash, wakeups, lane, keys.inboxKey(name, hash), w -> {
+        RedisWaiter waiter = new RedisWaiter(name, ownerToken, hash, lane, keys.inboxKey(name, hash), w -> {
             lane.leave(w);
             waitersByHash.remove(w.tokenHash(), w);
             waitersByName.computeIfPresent(w.name(), (n, set) -> {
@@ -131,11 +130,13 @@ public final class RedisReleaseSignals extends ReleaseSignals {
         waitersByHash.put(hash, waiter);
         waitersByName.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(waiter);
         lane.join(waiter);
+        subscribe();
         return waiter;
     }
 
-    private static String wakeKey(RedisWaiter waiter) {
-        return GRANT_SEPARATOR + waiter.tokenHash();
+    @Override
+    protected void wakeOwnWaiters() {
+        waitersByHash.values().forEach(RedisWaiter::wake);
     }
 
     @Override

@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -43,7 +45,9 @@ final class RedisWaiter implements ReleaseWatch {
     private final String name;
     private final String ownerToken;
     private final String tokenHash;
-    private final ReleaseWatch wakeups;
+    /** Wake-ups: a grant notice, a plain release of the lock, the lane passed on, the subscription's state. */
+    private final Semaphore wakeups = new Semaphore(0);
+
     private final GrantLane lane;
     private final String inboxKey;
     private final Consumer<RedisWaiter> onClose;
@@ -68,17 +72,29 @@ final class RedisWaiter implements ReleaseWatch {
             String name,
             String ownerToken,
             String tokenHash,
-            ReleaseWatch wakeups,
             GrantLane lane,
             String inboxKey,
             Consumer<RedisWaiter> onClose) {
         this.name = name;
         this.ownerToken = ownerToken;
         this.tokenHash = tokenHash;
-        this.wakeups = wakeups;
         this.lane = lane;
         this.inboxKey = inboxKey;
         this.onClose = onClose;
+    }
+
+    /** Wakes the waiter's {@link #await}, or its next one: wake-ups do not add up. */
+    void wake() {
+        if (wakeups.availablePermits() == 0) {
+            wakeups.release();
+        }
+    }
+
+    /** Waits up to {@code nanos} for a wake-up (zero: takes one that came); true if one came. */
+    private boolean awaitWakeup(long nanos) throws InterruptedException {
+        boolean woken = wakeups.tryAcquire(nanos, TimeUnit.NANOSECONDS);
+        wakeups.drainPermits();
+        return woken;
     }
 
     /** What a grant notice names the waiter by: the SHA-1 of its owner token, hex, as Redis's {@code sha1hex}. */
@@ -192,7 +208,7 @@ final class RedisWaiter implements ReleaseWatch {
                     throw new InterruptedException();
                 }
                 if (takeHandOver()) {
-                    wakeups.await(Duration.ZERO); // the wake-up that told of the hand-over, if still there
+                    awaitWakeup(0); // the wake-up that told of the hand-over, if still there
                 }
                 OptionalLong fence = lane.pop(inboxKey, Math.min(left, lane.sliceNanos()));
                 if (fence.isPresent()) {
@@ -202,7 +218,7 @@ final class RedisWaiter implements ReleaseWatch {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
-                if (wakeups.await(Duration.ZERO)) {
+                if (awaitWakeup(0)) {
                     return true;
                 }
                 if (!lane.holds(this)) {
@@ -212,7 +228,7 @@ final class RedisWaiter implements ReleaseWatch {
                 }
                 continue;
             }
-            boolean woken = wakeups.await(Duration.ofNanos(Math.max(0, left)));
+            boolean woken = awaitWakeup(Math.max(0, left));
             if (woken && takeHandOver() && !hasNoticed()) {
                 continue; // woken to take up the lane, not by a notice
             }
@@ -232,7 +248,6 @@ final class RedisWaiter implements ReleaseWatch {
             }
             closed = true;
         }
-        wakeups.close();
         onClose.accept(this);
     }
 }
