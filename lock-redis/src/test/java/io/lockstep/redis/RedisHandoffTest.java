@@ -239,13 +239,10 @@ class RedisHandoffTest {
     void aWaiterOffTheListJoinsAgain() throws Exception {
         RedisBackend backend = backend();
         String name = lockName("relist");
-        Attempt<RedisBackend.Handle> held = backend.tryLock(context(name));
-        AttemptContext dropped = context(name);
-        AttemptContext other = context(name);
-        watch(backend, dropped);
-        watch(backend, other);
-        assertThat(backend.tryLock(dropped).isGranted()).isFalse();
-        assertThat(backend.tryLock(other).isGranted()).isFalse();
+        QueuedTwo queued = holderAndTwoWaiters(backend, name);
+        Attempt<RedisBackend.Handle> held = queued.held();
+        AttemptContext dropped = queued.first();
+        AttemptContext other = queued.second();
         admin.lrem(keys.waitListKey(name), 0, tokenHash(dropped));
         assertThat(admin.exists(keys.waiterKey(name, tokenHash(dropped))))
                 .as("the dropped waiter's entry")
@@ -331,13 +328,10 @@ class RedisHandoffTest {
     void aFreedLockGoesByTheList() throws Exception {
         RedisBackend backend = backend();
         String name = lockName("freed");
-        Attempt<RedisBackend.Handle> held = backend.tryLock(context(name));
-        AttemptContext first = context(name);
-        AttemptContext second = context(name);
-        watch(backend, first);
-        watch(backend, second);
-        assertThat(backend.tryLock(first).isGranted()).isFalse();
-        assertThat(backend.tryLock(second).isGranted()).isFalse();
+        QueuedTwo queued = holderAndTwoWaiters(backend, name);
+        Attempt<RedisBackend.Handle> held = queued.held();
+        AttemptContext first = queued.first();
+        AttemptContext second = queued.second();
         admin.del(keys.lockKey(name)); // the holder's key expired
 
         assertThat(backend.tryLock(second).isGranted())
@@ -764,5 +758,21 @@ class RedisHandoffTest {
             }
         }
         return 0;
+    }
+
+    /** A holder of a lock and two waiters queued behind it, in this order. */
+    private record QueuedTwo(Attempt<RedisBackend.Handle> held, AttemptContext first, AttemptContext second) {}
+
+    /** Takes {@code name} and queues two watching waiters behind the holder, checking each was refused. */
+    private QueuedTwo holderAndTwoWaiters(RedisBackend backend, String name) {
+        Attempt<RedisBackend.Handle> held = backend.tryLock(context(name));
+        assertThat(held.isGranted()).isTrue();
+        AttemptContext first = context(name);
+        AttemptContext second = context(name);
+        watch(backend, first);
+        watch(backend, second);
+        assertThat(backend.tryLock(first).isGranted()).isFalse();
+        assertThat(backend.tryLock(second).isGranted()).isFalse();
+        return new QueuedTwo(held, first, second);
     }
 }
