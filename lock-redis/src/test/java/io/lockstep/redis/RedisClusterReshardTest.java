@@ -131,9 +131,12 @@ class RedisClusterReshardTest {
             assertThat(moved).as("clients were sent MOVED after it").isPositive();
         }
         assertThat(failures)
-                .as("held locks granted to others, releases that failed")
+                .as("held locks granted to others, releases that failed other than by the migration")
                 .isEmpty();
         assertThat(outcomes.get("acquired").get()).as("acquires granted").isGreaterThan(20);
+        assertThat(outcomes.get("released").get())
+                .as("releases that freed the lock")
+                .isGreaterThan(20);
         HistoryChecker.Report report = HistoryChecker.strict().check(history);
         assertThat(report.violations()).as(history.toString()).isEmpty();
         assertThat(register.rejected()).isZero();
@@ -141,8 +144,9 @@ class RedisClusterReshardTest {
 
     /**
      * Takes {@link #HOT} again and again, waiting on release notices; checks the held locks stay held.
-     * Every attempt counts in {@code attempts}: while a slot migrates, an acquire whose keys are split
-     * between two nodes is answered TRYAGAIN and may run out of its wait time (availability, not safety).
+     * Every attempt counts in {@code attempts}: while a slot migrates, an acquire or a release whose keys
+     * are split between two nodes is answered TRYAGAIN and may run out of its wait time or retry window
+     * (availability, not safety).
      */
     private static void contend(
             LockProvider locks,
@@ -187,9 +191,18 @@ class RedisClusterReshardTest {
             try {
                 lease.release();
                 client.ok(Op.RELEASE, HOT);
+                count(outcomes, "released");
             } catch (BackendUnavailableException e) {
                 client.unknown(Op.RELEASE, HOT);
-                failures.add(client.name() + " release: " + e.getMessage());
+                if (e.isTransient() && String.valueOf(e.getMessage()).contains("is moving the key's slot")) {
+                    // While the lock's key is on one node and its absent wait list is not, the release is
+                    // answered TRYAGAIN until the key moves; the test moves it only after the clients make
+                    // progress, which can outlast the release's retry window. The lock then ends by its
+                    // lease time: availability, not safety (the history still judges every hold).
+                    count(outcomes, "release unavailable while the slot migrated");
+                } else {
+                    failures.add(client.name() + " release: " + e.getMessage());
+                }
             }
         }
     }
