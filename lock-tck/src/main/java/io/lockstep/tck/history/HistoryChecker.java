@@ -135,9 +135,9 @@ public final class HistoryChecker {
 
     /**
      * A checker of every rule. A failed acquire or a completed release may keep the lock for no time at
-     * all; an acquire with an unknown outcome, or a hold that ended by expiry or loss rather than a
-     * release, for ever (leftovers after it are not judged) until {@link #leftoverAllowance} says
-     * otherwise.
+     * all; an acquire with an unknown outcome, a release with an unknown outcome, or a hold that ended by
+     * expiry or loss rather than a release, for ever (leftovers after it are not judged) until {@link
+     * #leftoverAllowance} says otherwise.
      */
     public static HistoryChecker strict() {
         return new HistoryChecker(true, true, Duration.ZERO, null);
@@ -207,6 +207,8 @@ public final class HistoryChecker {
 
         @Nullable
         Event holdEndEvent;
+        /** The hold's validity when its release was sent (the acquire's or the last extend's deadline). */
+        long validUntil = Long.MAX_VALUE;
         /** Possible hold: from the invoke until {@link #possibleEnd} (before any allowance). */
         long possibleEnd = Long.MAX_VALUE;
 
@@ -282,10 +284,18 @@ public final class HistoryChecker {
                     if (a != null && a.granted()) {
                         if (e.type() == Type.INVOKE) {
                             // Certainly held until the release was sent; possibly until it completed.
+                            a.validUntil = a.holdEnd;
                             endHold(a, e, e.nanoTime(), Long.MAX_VALUE);
                         } else {
-                            a.possibleEnd = e.nanoTime();
                             a.possibleEndEvent = e;
+                            if (e.type() == Type.UNKNOWN) {
+                                // A release whose outcome is unknown may have left the lock held until its
+                                // validity ran out: judged like a hold that ended without a release.
+                                a.possibleEnd = Math.max(e.nanoTime(), a.validUntil);
+                                a.endedWithoutRelease = true;
+                            } else {
+                                a.possibleEnd = e.nanoTime();
+                            }
                             current.remove(key);
                         }
                     }

@@ -110,6 +110,25 @@ class HistoryCheckerTest {
         }
 
         @Test
+        void aLockFoundHeldAfterAReleaseWithAnUnknownOutcomeIsJudgedOnlyPastTheAllowance() {
+            at(10, "a", Op.ACQUIRE, Type.INVOKE);
+            acquired(11, "a", 1, 1_000);
+            at(20, "a", Op.RELEASE, Type.INVOKE);
+            at(30, "a", Op.RELEASE, Type.UNKNOWN); // e.g. refused until its retries ran out
+            at(500, "b", Op.ACQUIRE, Type.INVOKE);
+            at(510, "b", Op.ACQUIRE, Type.FAIL);
+            at(1_500, "c", Op.ACQUIRE, Type.INVOKE);
+            Event late = at(1_510, "c", Op.ACQUIRE, Type.FAIL);
+            // Without an allowance the lock may be held for ever after it; with one, until a's validity
+            // (1,000) and the allowance have run out: b's finding is within them, c's is not.
+            assertThat(check(HistoryChecker.strict()).violations()).isEmpty();
+            Violation v = only(
+                    check(HistoryChecker.strict().leftoverAllowance(Duration.ZERO, Duration.ofNanos(100))),
+                    Rule.LEFTOVER_LOCK);
+            assertThat(v.second()).isEqualTo(late);
+        }
+
+        @Test
         void acknowledgedIncrementsMatchTheFinalRead() {
             for (int i = 0; i < 3; i++) {
                 at(10 + i * 10, "a", Op.INCREMENT, Type.INVOKE);
