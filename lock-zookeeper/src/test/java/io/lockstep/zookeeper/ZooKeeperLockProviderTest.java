@@ -28,6 +28,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -268,6 +270,63 @@ class ZooKeeperLockProviderTest {
         assertThat(requests)
                 .as("requests the server received from release until the waiter held the lock, %d handoffs", handoffs)
                 .isLessThanOrEqualTo(handoffs + 4L);
+    }
+
+    @Test
+    @DisplayName("a waiter whose read of the holder's node finds it already released takes the lock on that"
+            + " reply: no second read of the queue")
+    void aWaiterThatFindsTheHolderGoneTakesTheLockOnThatReply() throws Exception {
+        String name = "gone-on-read";
+        String parent = ZooKeeperLockProvider.DEFAULT_BASE_PATH + "/" + name;
+        LockProvider holder = client();
+        ZooKeeperLockProvider waiter = (ZooKeeperLockProvider) proxiedSession(60_000, LockRuntime.defaults());
+        long waiterSession =
+                waiter.curator().getZookeeperClient().getZooKeeper().getSessionId();
+        // The waiter's requests reach the server a second after it sends them: the holder releases in
+        // that second, between the waiter's create (and listing of the queue, in the same round trip)
+        // and its read of the holder's node, which then finds no node.
+        proxy.delay(TcpProxy.Direction.CLIENT_TO_SERVER, timing.millis(1_000));
+        int handoffs = 5;
+        long requests = 0;
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            for (int i = 0; i < handoffs; i++) {
+                Lease held = holder.tryAcquire(name, lease(8_000)).orElseThrow();
+                long before = requestsReceivedFrom(waiterSession);
+                Future<Lease> next =
+                        pool.submit(() -> waiter.acquire(name, lease(8_000).withWaitTime(timing.millis(30_000))));
+                ZooKeeperTesting.await("the waiter queued", timing.millis(10_000), () -> queueSize(parent) >= 2);
+                held.release();
+                Lease taken = next.get(30, TimeUnit.SECONDS);
+                requests += requestsReceivedFrom(waiterSession) - before;
+                assertThat(taken.fencingToken().getAsLong())
+                        .as("the waiter's fence after handoff %d", i)
+                        .isGreaterThan(held.fencingToken().getAsLong());
+                taken.release();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        // Per handoff: the create and the listing, then the read that finds the holder gone (or, if the
+        // release came after that read, the read that set the watch). Listing the queue again before
+        // taking the lock would make it 4. The first create may also create the parent container.
+        assertThat(requests)
+                .as("requests the server received from the waiter until it held the lock, %d handoffs", handoffs)
+                .isLessThanOrEqualTo(3L * handoffs + 2);
+    }
+
+    /** How many requests the server has received on the connection of session {@code sessionId}. */
+    private static long requestsReceivedFrom(long sessionId) {
+        String sid = "sid=0x" + Long.toHexString(sessionId) + ",";
+        for (String line : ZooKeeperServer.fourLetterWord(zk.port(), "cons").split("\n")) {
+            if (line.contains(sid)) {
+                Matcher received = Pattern.compile("recved=(\\d+)").matcher(line);
+                if (received.find()) {
+                    return Long.parseLong(received.group(1));
+                }
+            }
+        }
+        throw new IllegalStateException("cons shows no connection of session 0x" + Long.toHexString(sessionId));
     }
 
     @Test

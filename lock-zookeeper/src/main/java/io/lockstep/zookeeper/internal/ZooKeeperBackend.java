@@ -98,6 +98,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
     /** How many times one tryLock re-reads the queue after removing an expired predecessor. */
     private static final int MAX_ROUNDS = 4;
 
+    /** What {@link #observe} returns when the predecessor was already gone. */
+    private static final long PREDECESSOR_GONE = -1;
+
     private final CuratorFramework client;
     private final boolean closeClient;
     private final String basePath;
@@ -398,6 +401,12 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
             // Before the watch is set, so its event cannot come first.
             entry.headWatch = index == 1 ? new HeadWatch(entry.node, predecessor) : null;
             long retryAfter = observe(entry, predecessor);
+            if (retryAfter == PREDECESSOR_GONE && index == 1 && stillQueued(entry, leaseNanos)) {
+                // The head was gone when the server read it for us: we are the head now, as when a
+                // watch reports its deletion. This is the common case when the head's holder released
+                // while our read was on its way (a short hold, or a slow network).
+                return Attempt.granted(grant(entry, leaseTime, holder, data, started));
+            }
             if (retryAfter > 0 || round >= MAX_ROUNDS) {
                 long refreshIn = entry.lastWriteSentAt + leaseNanos / 3 - now();
                 return Attempt.busy(
@@ -552,7 +561,16 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         return watched != null
                 && watched.node().equals(entry.node)
                 && watched.head().equals(entry.deleted)
-                && now() - entry.lastWriteSentAt <= leaseNanos / 3;
+                && stillQueued(entry, leaseNanos);
+    }
+
+    /**
+     * Whether this entry's node is surely still in the queue without reading it: its last write was
+     * sent less than a third of the lease ago, so the grant writes nothing and the waiter behind (which
+     * deletes a node only after seeing it unchanged for longer than the whole lease) has not removed it.
+     */
+    private boolean stillQueued(Entry entry, long leaseNanos) {
+        return now() - entry.lastWriteSentAt <= leaseNanos / 3;
     }
 
     /** A waiter's node and the head right before it, which the waiter watches. */
@@ -617,7 +635,9 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
 
     /**
      * Reads the predecessor (and watches it); deletes it if its version did not change for longer than
-     * its lease. Returns how long until it may be expired, or 0 to look at the queue again now.
+     * its lease. Returns how long until it may be expired, 0 to look at the queue again now, or {@link
+     * #PREDECESSOR_GONE} when the server found no such node (a reply on the live session, so the node
+     * was gone while the session was alive).
      */
     private long observe(Entry entry, String predecessor) throws Exception {
         Stat stat = new Stat();
@@ -625,7 +645,7 @@ public final class ZooKeeperBackend implements LockBackend<ZooKeeperBackend.Hand
         try {
             data = client.getData().storingStatIn(stat).usingWatcher(entry).forPath(predecessor);
         } catch (KeeperException.NoNodeException gone) {
-            return 0;
+            return PREDECESSOR_GONE;
         }
         long seenAt = now(); // after the reply: later than the predecessor's write was sent
         if (!predecessor.equals(entry.observed) || stat.getVersion() != entry.observedVersion) {
